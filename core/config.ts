@@ -1,0 +1,110 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+
+/**
+ * Every environment variable Mailroom reads, in one schema: it validates the
+ * environment, gives the Config type, and .env.example documents the same list.
+ * Values arrive as strings; ajv coerces numbers.
+ */
+const EnvSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 3000 }),
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
+  MONGODB_URI: Type.String({ pattern: '^mongodb(\\+srv)?://', default: 'mongodb://127.0.0.1:27017/mailroom' }),
+  TEMPORAL_ADDRESS: Type.String({ pattern: '^[^\\s:]+:\\d+$', default: '127.0.0.1:7233' }),
+  TEMPORAL_NAMESPACE: Type.String({ minLength: 1, default: 'default' }),
+  TEMPORAL_TASK_QUEUE: Type.String({ minLength: 1, default: 'mailroom' }),
+  SENDGRID_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  SENDGRID_BASE_URL: Type.String({ format: 'uri', pattern: '^https?://', default: 'https://api.sendgrid.com' }),
+  SENDGRID_WEBHOOK_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  EMAIL_FROM: Type.String({ minLength: 3, default: 'Mailroom <no-reply@mailroom.example.com>' }),
+  BLOCKED_EMAIL_DOMAINS: Type.String({ default: '' }),
+  WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
+  LOGIN_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
+  SUPPORT_EMAIL: Type.String({ format: 'email', default: 'support@mailroom.example.com' }),
+  ATTACHMENT_FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000 }),
+  WORKFLOW_BUNDLE_PATH: Type.Optional(Type.String({ minLength: 1 })),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+});
+
+type Env = Static<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  publicBaseUrl: string;
+  mongodbUri: string;
+  temporal: { address: string; namespace: string; taskQueue: string };
+  sendgrid: { apiKey: string | undefined; baseUrl: string; webhookPublicKey: string | undefined };
+  emailFrom: string;
+  blockedEmailDomains: string[];
+  workerConcurrency: number;
+  loginUrl: string;
+  supportEmail: string;
+  attachmentFetchTimeoutMs: number;
+  workflowBundlePath: string | undefined;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
+addFormats.default(ajv);
+const validateEnv = ajv.compile<Env>(EnvSchema);
+
+/** Reads and validates the environment. Throws ConfigError with one line naming the bad variable. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const known = Object.keys(EnvSchema.properties);
+  // Empty strings mean "unset" so `FOO=` in a .env file falls back to the default.
+  const env: Record<string, string> = {};
+  for (const key of known) {
+    const value = source[key];
+    if (value !== undefined && value !== '') env[key] = value;
+  }
+  if (!validateEnv(env)) {
+    const err = validateEnv.errors?.[0];
+    const variable = err?.instancePath.replace(/^\//, '') || String(err?.params?.['missingProperty'] ?? '?');
+    const shown = source[variable] === undefined ? '' : ` (got ${JSON.stringify(source[variable])})`;
+    throw new ConfigError(`invalid configuration: ${variable} ${err?.message ?? 'is invalid'}${shown}`);
+  }
+  const e = env as unknown as Env;
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  return {
+    port: e.PORT,
+    publicBaseUrl,
+    mongodbUri: e.MONGODB_URI,
+    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.TEMPORAL_TASK_QUEUE },
+    sendgrid: {
+      apiKey: e.SENDGRID_API_KEY,
+      baseUrl: e.SENDGRID_BASE_URL.replace(/\/+$/, ''),
+      webhookPublicKey: e.SENDGRID_WEBHOOK_PUBLIC_KEY,
+    },
+    emailFrom: e.EMAIL_FROM,
+    blockedEmailDomains: e.BLOCKED_EMAIL_DOMAINS.split(',')
+      .map((d) => d.trim().toLowerCase())
+      .filter(Boolean),
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    loginUrl: e.LOGIN_URL ?? `${publicBaseUrl}/login`,
+    supportEmail: e.SUPPORT_EMAIL,
+    attachmentFetchTimeoutMs: e.ATTACHMENT_FETCH_TIMEOUT_MS,
+    workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** For entry points: load the configuration or print one clear line and exit. */
+export function loadConfigOrExit(source: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(source);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,24 @@
+import { MongoClient, type Db } from 'mongodb';
+
+export interface Database {
+  client: MongoClient;
+  db: Db;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to MongoDB (or FerretDB). The database name comes from the URI's
+ * path (`mongodb://host/mailroom`), or `dbName` when given (tests use their own).
+ * Short server-selection timeout so a down database is reported, not waited on.
+ */
+export async function connectDatabase(uri: string, dbName?: string): Promise<Database> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000, connectTimeoutMS: 5000 });
+  await client.connect();
+  const db = client.db(dbName);
+  return { client, db, close: () => client.close() };
+}
+
+/** Cheap liveness probe for /ready. */
+export async function pingDatabase(db: Db): Promise<void> {
+  await db.command({ ping: 1 });
+}

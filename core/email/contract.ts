@@ -1,0 +1,81 @@
+/**
+ * The email core's public surface: what the HTTP routes (api/routes/email) and
+ * the workflow activities (activities/) call. One implementation
+ * (core/email/service.ts, `createEmailService`) serves both, so a send from a
+ * workflow is validated, recorded, tracked and delivered exactly like one over
+ * HTTP. Every method throws MailroomError (core/errors.ts) on failure.
+ */
+
+/** Identity from `X-Company-Id`, `X-Organization-Id`, `X-User-Id`, as received (validated by the core). */
+export interface Caller {
+  companyId?: string | undefined;
+  organizationId?: string | undefined;
+  userId?: string | undefined;
+}
+
+export interface SendOptions {
+  /**
+   * Exactly-once key (workflow id + activity id). Stored uniquely on the record:
+   * a second call with the same key returns the first call's result and sends nothing.
+   */
+  idempotencyKey?: string;
+}
+
+/** Success body of POST /api/email/send, less `success`. */
+export interface SendResult {
+  email_id: string;
+  provider_id: string;
+  message: string;
+}
+
+export interface BulkItemResult {
+  id?: string;
+  success: boolean;
+  email_id?: string;
+  error?: string;
+}
+
+/** Body of POST /api/email/bulk. */
+export interface BulkResult {
+  success: boolean;
+  total: number;
+  sent: number;
+  failed: number;
+  results: BulkItemResult[];
+}
+
+export type EmailStatusValue = 'pending' | 'sent' | 'delivered' | 'opened' | 'bounced' | 'failed';
+
+/** Exactly the status-response fields of the seed (never view_key). */
+export interface EmailStatus {
+  email_id: string;
+  created_at: string;
+  subject: string;
+  recipient_email: string;
+  recipient_name: string;
+  status: EmailStatusValue;
+  template_id: string;
+  opened: boolean;
+  delivered: boolean;
+  resource_type_ref: string | null;
+  resource_id_ref: string | null;
+}
+
+export interface EmailService {
+  /** Creates the collections' indexes; idempotent, called at start. */
+  ensureIndexes(): Promise<void>;
+  /** Validates `body` (the single-send body of the seed), records, renders and delivers one email. */
+  send(body: unknown, caller: Caller, options?: SendOptions): Promise<SendResult>;
+  /** Validates and sends each item on its own, in batches of 50 with `batchDelay` between batches. */
+  sendBulk(body: unknown, caller: Caller): Promise<BulkResult>;
+  /** One record, visible only to the company (or, without one, the user) that sent it; else not_found. */
+  getStatus(emailId: string, caller: Caller): Promise<EmailStatus>;
+  /** The tracking pixel's side effect. Unknown or missing key: does nothing, never throws. */
+  recordOpen(viewKey: string | undefined): Promise<void>;
+  /** POST /api/email/track body `{ view_key, event_type }`. Unknown key → not_found. */
+  recordEvent(body: unknown): Promise<void>;
+  /** SendGrid Event Webhook: verifies the signature when a public key is configured, applies each event. */
+  handleSendGridWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): Promise<{ applied: number }>;
+  /** A workflow gave up on the send keyed by `idempotencyKey`: the pending record becomes `failed`. */
+  markFailed(idempotencyKey: string, reason: string): Promise<void>;
+}

@@ -1,0 +1,41 @@
+/**
+ * One error type for the whole domain. The gateway turns `kind` into an HTTP
+ * status (api/errors.ts); activities turn it into Temporal's retryable or
+ * non-retryable failures (activities/failures.ts). Keeping the mapping out of
+ * the core means the core never knows which of the two called it.
+ */
+export type ErrorKind =
+  /** The caller's input is wrong; retrying cannot help. HTTP 400. */
+  | 'validation'
+  /** Missing or malformed identity headers. HTTP 401. */
+  | 'unauthorized'
+  /** Unknown email, run, user or view key. HTTP 404. */
+  | 'not_found'
+  /** The service itself lacks configuration (no provider key). HTTP 500, not retryable. */
+  | 'not_configured'
+  /** The mail provider refused the message (4xx other than 429). HTTP 500, not retryable. */
+  | 'provider_rejected'
+  /** Network, provider 5xx/429, database unavailable: worth retrying. HTTP 500. */
+  | 'transient';
+
+export class MailroomError extends Error {
+  readonly kind: ErrorKind;
+
+  constructor(kind: ErrorKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MailroomError';
+    this.kind = kind;
+  }
+
+  get retryable(): boolean {
+    return this.kind === 'transient';
+  }
+}
+
+export const isMailroomError = (err: unknown): err is MailroomError => err instanceof MailroomError;
+
+/** MongoDB's duplicate-key code; FerretDB answers the same (see DESIGN.md, storage compatibility). */
+export const DUPLICATE_KEY = 11000;
+
+export const isDuplicateKeyError = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === DUPLICATE_KEY;
