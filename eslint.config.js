@@ -23,7 +23,11 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'mongodb', '@sendgrid/*', 'koa', '@koa/*', '../core/*', '../activities/*'], message: 'Workflows are deterministic: import activity types only (import type).', allowTypeImports: true },
+            {
+              group: ['node:*', 'mongodb', '@sendgrid/*', 'koa', '@koa/*', '../core/*', '../activities/*'],
+              message: 'Workflows are deterministic: import activity types only (import type).',
+              allowTypeImports: true,
+            },
           ],
         },
       ],

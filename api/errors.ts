@@ -50,10 +50,21 @@ function describe(err: unknown): { status: number; message: string } {
   if (isMailroomError(err)) return { status: STATUS_BY_KIND[err.kind], message: err.message };
   if (err instanceof HttpError) return { status: err.status, message: err.message };
   // http-errors from koa / raw-body: `expose` is true for 4xx client errors.
-  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; type?: unknown; message?: unknown };
-  const status = typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : 500;
-  if (status === 413 || e?.type === 'entity.too.large') return { status: 413, message: 'request body too large.' };
-  if (status === 400 && (e?.type === 'entity.parse.failed' || /JSON|Unexpected token/i.test(String(e?.message))))
+  const e = err as {
+    status?: unknown;
+    statusCode?: unknown;
+    expose?: unknown;
+    type?: unknown;
+    message?: unknown;
+  };
+  const status =
+    typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  if (status === 413 || e?.type === 'entity.too.large')
+    return { status: 413, message: 'request body too large.' };
+  if (
+    status === 400 &&
+    (e?.type === 'entity.parse.failed' || /JSON|Unexpected token/i.test(String(e?.message)))
+  )
     return { status: 400, message: 'malformed JSON body.' };
   if (status === 415) return { status: 415, message: 'unsupported content type.' };
   if (status >= 400 && status < 500 && e?.expose) return { status, message: String(e.message) };

@@ -10,12 +10,19 @@ import addFormats from 'ajv-formats';
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 3000 }),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
-  MONGODB_URI: Type.String({ pattern: '^mongodb(\\+srv)?://', default: 'mongodb://127.0.0.1:27017/mailroom' }),
+  MONGODB_URI: Type.String({
+    pattern: '^mongodb(\\+srv)?://',
+    default: 'mongodb://127.0.0.1:27017/mailroom',
+  }),
   TEMPORAL_ADDRESS: Type.String({ pattern: '^[^\\s:]+:\\d+$', default: '127.0.0.1:7233' }),
   TEMPORAL_NAMESPACE: Type.String({ minLength: 1, default: 'default' }),
   TEMPORAL_TASK_QUEUE: Type.String({ minLength: 1, default: 'mailroom' }),
   SENDGRID_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
-  SENDGRID_BASE_URL: Type.String({ format: 'uri', pattern: '^https?://', default: 'https://api.sendgrid.com' }),
+  SENDGRID_BASE_URL: Type.String({
+    format: 'uri',
+    pattern: '^https?://',
+    default: 'https://api.sendgrid.com',
+  }),
   SENDGRID_WEBHOOK_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1 })),
   EMAIL_FROM: Type.String({ minLength: 3, default: 'Mailroom <no-reply@mailroom.example.com>' }),
   BLOCKED_EMAIL_DOMAINS: Type.String({ default: '' }),
@@ -77,7 +84,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     publicBaseUrl,
     mongodbUri: e.MONGODB_URI,
-    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.TEMPORAL_TASK_QUEUE },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+    },
     sendgrid: {
       apiKey: e.SENDGRID_API_KEY,
       baseUrl: e.SENDGRID_BASE_URL.replace(/\/+$/, ''),

@@ -13,7 +13,12 @@ export function createLogger(name: string, level = process.env['LOG_LEVEL'] ?? '
     level,
     redact: { paths: ['*.apiKey', '*.authorization', 'headers.authorization'], remove: true },
     ...(pretty
-      ? { transport: { target: 'pino-pretty', options: { colorize: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss' } } }
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { colorize: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss' },
+          },
+        }
       : {}),
   });
 }

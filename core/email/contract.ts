@@ -75,7 +75,10 @@ export interface EmailService {
   /** POST /api/email/track body `{ view_key, event_type }`. Unknown key → not_found. */
   recordEvent(body: unknown): Promise<void>;
   /** SendGrid Event Webhook: verifies the signature when a public key is configured, applies each event. */
-  handleSendGridWebhook(rawBody: string, headers: Record<string, string | string[] | undefined>): Promise<{ applied: number }>;
+  handleSendGridWebhook(
+    rawBody: string,
+    headers: Record<string, string | string[] | undefined>,
+  ): Promise<{ applied: number }>;
   /** A workflow gave up on the send keyed by `idempotencyKey`: the pending record becomes `failed`. */
   markFailed(idempotencyKey: string, reason: string): Promise<void>;
 }
