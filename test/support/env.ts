@@ -14,7 +14,8 @@ export function mongoUri(): string {
 
 export function temporalAddress(): string {
   const address = process.env['TEMPORAL_ADDRESS'];
-  if (!address) throw new Error('TEMPORAL_ADDRESS is not set: run integration tests through `npm test` (test/run.ts)');
+  if (!address)
+    throw new Error('TEMPORAL_ADDRESS is not set: run integration tests through `npm test` (test/run.ts)');
   return address;
 }
 

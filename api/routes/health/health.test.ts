@@ -1,0 +1,146 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import Koa from 'koa';
+import { MongoClient } from 'mongodb';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../../../core/config.ts';
+import { connectDatabase, type Database } from '../../../core/db.ts';
+import { freePort } from '../../../infra/services.ts';
+import { mongoUri, temporalAddress, temporalNamespace, uniqueName } from '../../../test/support/env.ts';
+import { healthRoutes, READY_CHECK_TIMEOUT_MS } from './health.ts';
+
+/** Serves only the health routes, against whatever db and Temporal client the test gives. */
+async function serve(
+  deps: Parameters<typeof healthRoutes>[0],
+): Promise<{ url: string; close(): Promise<void> }> {
+  const app = new Koa();
+  const router = healthRoutes(deps);
+  app.use(router.routes()).use(router.allowedMethods());
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function get(url: string): Promise<{ status: number; body: Record<string, unknown>; ms: number }> {
+  const started = Date.now();
+  const res = await fetch(url);
+  return {
+    status: res.status,
+    body: (await res.json()) as Record<string, unknown>,
+    ms: Date.now() - started,
+  };
+}
+
+describe('health routes', () => {
+  let database: Database;
+  let connection: Connection;
+  const config = loadConfig({ TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: temporalNamespace() });
+
+  before(async () => {
+    database = await connectDatabase(mongoUri(), uniqueName('health'));
+    connection = await Connection.connect({ address: temporalAddress() });
+  });
+
+  after(async () => {
+    await database.db.dropDatabase();
+    await database.close();
+    await connection.close();
+  });
+
+  it('GET /health answers ok without touching any dependency', async () => {
+    // Dependencies that would fail if used: liveness must not depend on them.
+    const deadMongo = new MongoClient(`mongodb://127.0.0.1:${await freePort()}`, {
+      serverSelectionTimeoutMS: 200,
+    });
+    const deadTemporal = new Client({
+      connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }),
+    });
+    const app = await serve({ db: deadMongo.db('x'), temporal: deadTemporal, config });
+    try {
+      const res = await get(`${app.url}/health`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, { success: true, status: 'ok' });
+    } finally {
+      await app.close();
+      await deadMongo.close();
+      await deadTemporal.connection.close();
+    }
+  });
+
+  it('GET /ready is 200 when MongoDB and Temporal both answer', async () => {
+    const app = await serve({
+      db: database.db,
+      temporal: new Client({ connection, namespace: config.temporal.namespace }),
+      config,
+    });
+    try {
+      const res = await get(`${app.url}/ready`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, { success: true, mongodb: { ok: true }, temporal: { ok: true } });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('GET /ready is 503 naming Temporal when Temporal does not answer, within the check timeout', async () => {
+    const closedPort = await freePort();
+    // Like the gateway's own client (lazy, default retries), pointed at a port nobody listens on.
+    // It is not closed: closing a gRPC channel while the SDK's retry timer is pending raises an
+    // uncaught "Channel has been shut down"; the channel holds no socket and ends with the process.
+    const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${closedPort}` }) });
+    const app = await serve({ db: database.db, temporal: deadTemporal, config });
+    try {
+      const res = await get(`${app.url}/ready`);
+      assert.equal(res.status, 503);
+      assert.equal(res.body['success'], false);
+      assert.equal(res.body['error'], 'not ready');
+      assert.deepEqual(res.body['mongodb'], { ok: true });
+      const temporal = res.body['temporal'] as { ok: boolean; error?: string };
+      assert.equal(temporal.ok, false);
+      assert.ok(temporal.error && temporal.error.length > 0, 'the failure says why');
+      assert.ok(res.ms < READY_CHECK_TIMEOUT_MS + 1500, `answered in ${res.ms}ms`);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('GET /ready is 503 naming MongoDB when the database does not answer', async () => {
+    const deadMongo = new MongoClient(`mongodb://127.0.0.1:${await freePort()}`, {
+      serverSelectionTimeoutMS: 5000,
+    });
+    const app = await serve({ db: deadMongo.db('x'), temporal: new Client({ connection }), config });
+    try {
+      const res = await get(`${app.url}/ready`);
+      assert.equal(res.status, 503);
+      assert.equal(res.body['error'], 'not ready');
+      assert.deepEqual(res.body['temporal'], { ok: true });
+      const mongodb = res.body['mongodb'] as { ok: boolean; error?: string };
+      assert.equal(mongodb.ok, false);
+      assert.ok(mongodb.error && mongodb.error.length > 0);
+      assert.ok(res.ms < READY_CHECK_TIMEOUT_MS + 1500, `answered in ${res.ms}ms`);
+    } finally {
+      await app.close();
+      await deadMongo.close();
+    }
+  });
+
+  it('GET /ready is 503 when the configured namespace does not exist', async () => {
+    const missing = loadConfig({ TEMPORAL_NAMESPACE: uniqueName('no_such_namespace') });
+    const app = await serve({ db: database.db, temporal: new Client({ connection }), config: missing });
+    try {
+      const res = await get(`${app.url}/ready`);
+      assert.equal(res.status, 503);
+      const temporal = res.body['temporal'] as { ok: boolean; error?: string };
+      assert.equal(temporal.ok, false);
+      assert.match(temporal.error ?? '', /namespace/i);
+    } finally {
+      await app.close();
+    }
+  });
+});

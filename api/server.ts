@@ -1,0 +1,91 @@
+import type { Server } from 'node:http';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfigOrExit } from '../core/config.ts';
+import { connectDatabase, type Database } from '../core/db.ts';
+import { createLogger, type Logger } from '../core/logger.ts';
+import { createEmailService } from '../core/email/service.ts';
+import { createApp } from './app.ts';
+
+/**
+ * The gateway process: configuration, MongoDB, a Temporal client, the email
+ * core, then HTTP. It starts even while Temporal is down (the client connects
+ * lazily; /ready reports it) and waits for MongoDB with backoff, because in
+ * docker compose or `npm run dev` the dependencies come up in any order.
+ */
+const config = loadConfigOrExit();
+const logger = createLogger('api', config.logLevel);
+
+let shuttingDown = false;
+let server: Server | undefined;
+let database: Database | undefined;
+let connection: Connection | undefined;
+
+/** The URI without credentials, for log lines. */
+const redact = (uri: string) => uri.replace(/\/\/[^@/]*@/, '//***@');
+
+async function connectWithRetry(): Promise<Database> {
+  let delayMs = 500;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connectDatabase(config.mongodbUri);
+    } catch (err) {
+      if (shuttingDown) throw err;
+      logger.warn(
+        { attempt, err: err instanceof Error ? err.message : String(err) },
+        `MongoDB not reachable at ${redact(config.mongodbUri)}; retrying in ${(delayMs / 1000).toFixed(1)}s`,
+      );
+      await new Promise((r) => setTimeout(r, delayMs));
+      if (shuttingDown) throw err;
+      delayMs = Math.min(delayMs * 2, 15_000);
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  database = await connectWithRetry();
+  logger.info(`connected to MongoDB at ${redact(config.mongodbUri)}`);
+
+  connection = Connection.lazy({ address: config.temporal.address });
+  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+
+  const email = createEmailService({ db: database.db, config, logger });
+  await email.ensureIndexes();
+
+  const app = createApp({ config, logger, db: database.db, temporal, email });
+  server = app.listen(config.port);
+  await new Promise<void>((resolve, reject) => {
+    server!.once('listening', resolve);
+    server!.once('error', reject);
+  });
+  logger.info(
+    { temporal: config.temporal.address, namespace: config.temporal.namespace },
+    `gateway listening on http://localhost:${config.port} (public base URL ${config.publicBaseUrl})`,
+  );
+}
+
+async function shutdown(signal: string, log: Logger): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  log.info(`${signal}: shutting down`);
+  // Stop accepting; let in-flight requests finish, but never wait forever on keep-alive sockets.
+  const force = setTimeout(() => server?.closeAllConnections(), 10_000);
+  force.unref();
+  if (server?.listening) {
+    server.closeIdleConnections();
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+  }
+  clearTimeout(force);
+  await Promise.allSettled([database?.close(), connection?.close()]);
+  log.info('stopped');
+  process.exit(0);
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => void shutdown(signal, logger));
+}
+
+main().catch((err: unknown) => {
+  if (shuttingDown) return;
+  logger.fatal({ err }, 'gateway failed to start');
+  process.exit(1);
+});

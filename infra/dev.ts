@@ -1,0 +1,206 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startMailSink, type MailSink } from './mail-sink.ts';
+import { provision } from './provision.ts';
+import {
+  portInUse,
+  startMongo,
+  startProcess,
+  startTemporal,
+  type ServiceHandle,
+  type Spawned,
+} from './services.ts';
+
+/**
+ * `npm run dev`: everything Mailroom needs on one machine, one command.
+ *
+ *   Temporal dev server  127.0.0.1:7233, Web UI http://localhost:8233, history in .data/temporal.db
+ *   MongoDB protocol     127.0.0.1:27017 (FerretDB over SQLite in .data/mongo/)
+ *   mail sink            SendGrid-compatible, saves messages to .data/mail/
+ *   worker               worker/worker.ts
+ *   gateway              api/server.ts on PORT (3000)
+ *
+ * TEMPORAL_ADDRESS, MONGODB_URI or SENDGRID_API_KEY (environment or .env)
+ * replace the embedded server / the sink with the real thing.
+ */
+
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+const DATA = join(ROOT, '.data');
+
+const COLORS = { temporal: 35, mongo: 32, mail: 33, worker: 36, api: 34, dev: 1 } as const;
+type Source = keyof typeof COLORS;
+const useColor = process.stdout.isTTY && !process.env['NO_COLOR'];
+function say(source: Source, line: string): void {
+  const tag = `[${source}]`.padEnd(10);
+  console.log(useColor ? `\x1b[${COLORS[source]}m${tag}\x1b[0m ${line}` : `${tag} ${line}`);
+}
+
+if (existsSync(join(ROOT, '.env'))) {
+  process.loadEnvFile(join(ROOT, '.env'));
+  say('dev', 'loaded .env');
+}
+
+const env = process.env;
+const port = Number(env['PORT'] || 3000);
+const services: ServiceHandle[] = [];
+const apps: Array<{ name: Source; proc: Spawned }> = [];
+let sink: MailSink | undefined;
+let stopping = false;
+
+async function ensureFree(portNumber: number, what: string, instead: string): Promise<void> {
+  if (await portInUse(portNumber)) {
+    throw new Error(`port ${portNumber} (${what}) is already in use. Stop whatever holds it, or ${instead}.`);
+  }
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const childEnv: NodeJS.ProcessEnv = { ...env, LOG_PRETTY: '1', PORT: String(port) };
+
+  const needs = { temporal: !env['TEMPORAL_ADDRESS'], mongo: !env['MONGODB_URI'] };
+  if (needs.temporal) {
+    await ensureFree(
+      7233,
+      'Temporal gRPC',
+      'set TEMPORAL_ADDRESS to use a Temporal server that is already running',
+    );
+    await ensureFree(
+      8233,
+      'Temporal Web UI',
+      'set TEMPORAL_ADDRESS to use a Temporal server that is already running',
+    );
+  }
+  if (needs.mongo) {
+    await ensureFree(27017, 'MongoDB', 'set MONGODB_URI to use a MongoDB that is already running');
+  }
+  await ensureFree(port, 'gateway', 'set PORT to another port');
+
+  const binaries = await provision(needs, (line) => say('dev', line));
+
+  const [temporal, mongo] = await Promise.all([
+    binaries.temporal
+      ? startTemporal({
+          binary: binaries.temporal,
+          port: 7233,
+          uiPort: 8233,
+          dbFile: join(DATA, 'temporal.db'),
+          logFile: join(DATA, 'logs', 'temporal.log'),
+          // While stopping, servers complain about their clients going away: noise, kept in the log file only.
+          onLine: (line) => stopping || say('temporal', line),
+        })
+      : undefined,
+    binaries.ferretdb
+      ? startMongo({
+          binary: binaries.ferretdb,
+          port: 27017,
+          dataDir: join(DATA, 'mongo'),
+          logFile: join(DATA, 'logs', 'mongo.log'),
+          onLine: (line) => stopping || say('mongo', line),
+        })
+      : undefined,
+  ]);
+  if (temporal) {
+    services.push(temporal);
+    childEnv['TEMPORAL_ADDRESS'] = temporal.address;
+    say(
+      'temporal',
+      `Temporal dev server on ${temporal.address}, Web UI ${temporal.uiUrl} (history: .data/temporal.db)`,
+    );
+  } else {
+    say('temporal', `using TEMPORAL_ADDRESS=${env['TEMPORAL_ADDRESS']}`);
+  }
+  if (mongo) {
+    services.push(mongo);
+    childEnv['MONGODB_URI'] = `${mongo.uri}/mailroom`;
+    say('mongo', `MongoDB protocol (FerretDB) on ${mongo.uri}/mailroom (data: .data/mongo/)`);
+  } else {
+    say('mongo', 'using MONGODB_URI from the environment');
+  }
+
+  if (env['SENDGRID_API_KEY']) {
+    say('mail', 'SENDGRID_API_KEY is set: mail goes to real SendGrid');
+  } else {
+    sink = await startMailSink({ dir: join(DATA, 'mail'), log: (line) => say('mail', line) });
+    // "SG." prefix: @sendgrid/mail warns about keys without it; the sink accepts any key.
+    childEnv['SENDGRID_API_KEY'] = 'SG.dev-sink';
+    childEnv['SENDGRID_BASE_URL'] = sink.url;
+    say(
+      'mail',
+      `no SENDGRID_API_KEY: mail goes to the local sink (${sink.url}), saved in .data/mail/ — nothing is delivered`,
+    );
+    say('mail', 'set SENDGRID_API_KEY (environment or .env) to send through real SendGrid');
+  }
+
+  const worker = join(ROOT, 'worker', 'worker.ts');
+  if (existsSync(worker)) {
+    await runApp('worker', worker, childEnv);
+  } else {
+    say('worker', 'worker/worker.ts does not exist yet: workflows will stay pending');
+  }
+  await runApp('api', join(ROOT, 'api', 'server.ts'), childEnv);
+  await waitForGateway(`http://127.0.0.1:${port}/health`);
+  say(
+    'dev',
+    `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: gateway http://localhost:${port}` +
+      (temporal ? `, Temporal UI ${temporal.uiUrl}` : '') +
+      ' — Ctrl-C stops everything',
+  );
+}
+
+/** The gateway waits for MongoDB with backoff, so "ready" is announced when it really answers. */
+async function waitForGateway(url: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (!stopping && Date.now() < deadline) {
+    try {
+      if ((await fetch(url, { signal: AbortSignal.timeout(1000) })).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  if (!stopping) say('dev', `the gateway does not answer on ${url} yet; see the [api] lines above`);
+}
+
+async function runApp(name: 'worker' | 'api', entry: string, childEnv: NodeJS.ProcessEnv): Promise<void> {
+  const proc = await startProcess(name, process.execPath, ['--import', 'tsx', entry], {
+    cwd: ROOT,
+    env: childEnv,
+    logFile: join(DATA, 'logs', `${name}.log`),
+    onLine: (line) => say(name, line),
+  });
+  apps.push({ name, proc });
+  void proc.exited.then(({ code, signal }) => {
+    if (!stopping)
+      say(name, `exited (code ${code}, signal ${signal}); fix the cause and restart npm run dev`);
+  });
+}
+
+/** Apps first (they drain work and close connections), then the mail sink and servers. */
+async function stopAll(): Promise<void> {
+  await Promise.allSettled(apps.map(({ proc }) => proc.stop(10_000)));
+  await sink?.stop();
+  await Promise.allSettled(services.map((s) => s.stop()));
+}
+
+async function shutdown(reason: string, code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  say('dev', `${reason}: stopping…`);
+  await stopAll();
+  say('dev', 'stopped');
+  process.exit(code);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    // A second Ctrl-C while stopping: leave now; the 'exit' hook in services.ts kills what is left.
+    if (stopping) process.exit(130);
+    void shutdown(signal, 0);
+  });
+}
+
+main().catch((err: unknown) => {
+  say('dev', `failed: ${err instanceof Error ? err.message : String(err)}`);
+  void shutdown('startup failed', 1);
+});

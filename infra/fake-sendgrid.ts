@@ -1,0 +1,153 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+
+/** One request the fake received: what SendGrid would have seen. */
+export interface ReceivedMail {
+  headers: IncomingHttpHeaders;
+  body: SendGridMailBody;
+  messageId: string | undefined;
+  status: number;
+}
+
+/** The parts of SendGrid's v3 /mail/send body the tests look at. */
+export interface SendGridMailBody {
+  from: { email: string; name?: string };
+  reply_to?: { email: string; name?: string };
+  subject: string;
+  personalizations: Array<{
+    to: Array<{ email: string; name?: string }>;
+    cc?: Array<{ email: string; name?: string }>;
+    bcc?: Array<{ email: string; name?: string }>;
+    custom_args?: Record<string, string>;
+  }>;
+  content: Array<{ type: string; value: string }>;
+  attachments?: Array<{ content: string; filename: string; type?: string; disposition?: string }>;
+  custom_args?: Record<string, string>;
+  categories?: string[];
+  [key: string]: unknown;
+}
+
+/** A planned answer: a status code, or a dropped connection (network error). */
+export type PlannedAnswer = number | 'network-error';
+
+/**
+ * A local stand-in for SendGrid's v3 `POST /v3/mail/send`, spoken to over real
+ * HTTP by the real @sendgrid/mail client (pointed here by SENDGRID_BASE_URL).
+ * By default it accepts (202 with an `X-Message-Id`); `plan()` queues other
+ * answers: 400, 401, 413, 429, 5xx or a dropped connection.
+ *
+ * Tests use it as a fake (test/support/fake-sendgrid.ts re-exports it);
+ * `npm run dev` uses it as the local mail sink (infra/mail-sink.ts).
+ */
+export class FakeSendGrid {
+  readonly received: ReceivedMail[] = [];
+  /** Milliseconds to wait before answering each request (to hold a send "in flight"). */
+  delayMs = 0;
+  private readonly planned: PlannedAnswer[] = [];
+  private server: Server | undefined;
+  private waiters: Array<() => void> = [];
+  /** Called with every accepted message (the dev mail sink saves them). */
+  onAccepted: ((mail: ReceivedMail) => void) | undefined;
+
+  /** Base URL to give SENDGRID_BASE_URL. */
+  url = '';
+
+  /** Requests that were accepted (202): the mail SendGrid would actually deliver. */
+  get accepted(): ReceivedMail[] {
+    return this.received.filter((r) => r.status === 202);
+  }
+
+  /** Queue answers for the next requests, in order; after them, 202 again. */
+  plan(...answers: PlannedAnswer[]): void {
+    this.planned.push(...answers);
+  }
+
+  reset(): void {
+    this.received.length = 0;
+    this.planned.length = 0;
+    this.delayMs = 0;
+  }
+
+  /** Resolves once at least `count` requests have arrived. */
+  async waitForRequests(count: number, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.received.length < count) {
+      if (Date.now() > deadline)
+        throw new Error(`fake SendGrid got ${this.received.length} of ${count} requests`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+  }
+
+  /** Listens on `port` (default: any free one) and sets `url`. */
+  async start(port = 0, host = '127.0.0.1'): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        void (async () => {
+          if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+          if (req.method !== 'POST' || req.url !== '/v3/mail/send') {
+            res.writeHead(404, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ errors: [{ message: 'not found' }] }));
+            return;
+          }
+          const answer = this.planned.shift() ?? 202;
+          let body: SendGridMailBody;
+          try {
+            body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as SendGridMailBody;
+          } catch {
+            res.writeHead(400, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ errors: [{ message: 'Bad Request: body is not JSON' }] }));
+            return;
+          }
+          const status = answer === 'network-error' ? 0 : answer;
+          const messageId = status === 202 ? randomUUID().replace(/-/g, '').slice(0, 22) : undefined;
+          this.received.push({ headers: req.headers, body, messageId, status });
+          this.waiters.splice(0).forEach((w) => w());
+          if (answer === 'network-error') {
+            req.socket.destroy();
+            return;
+          }
+          if (status === 202) {
+            this.onAccepted?.(this.received[this.received.length - 1]!);
+            res.writeHead(202, { 'x-message-id': messageId });
+            res.end();
+            return;
+          }
+          if (status === 401 || !String(req.headers.authorization ?? '').startsWith('Bearer ')) {
+            res.writeHead(401, { 'content-type': 'application/json' });
+            res.end(
+              JSON.stringify({
+                errors: [{ message: 'The provided authorization grant is invalid, expired, or revoked' }],
+              }),
+            );
+            return;
+          }
+          const messages: Record<number, string> = {
+            400: 'The from address does not match a verified Sender Identity.',
+            413: 'The JSON payload you have included in your request is too large.',
+            429: 'Too many requests',
+          };
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ errors: [{ message: messages[status] ?? 'Internal server error' }] }));
+        })();
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, host, resolve);
+    });
+    this.url = `http://${host}:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+}

