@@ -1,0 +1,565 @@
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AUTH, COMPANY, invoiceBody, startEmailApp, welcomeBody, type EmailTestApp } from './testing.ts';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('POST /api/email/send', () => {
+  let app: EmailTestApp;
+  before(async () => {
+    app = await startEmailApp();
+  });
+  after(async () => {
+    await app.close();
+  });
+  beforeEach(() => app.fake.reset());
+
+  const status = async (emailId: string) =>
+    (await app.get(`/api/email/status/${emailId}`)).body['data'] as Record<string, unknown>;
+
+  describe('success', () => {
+    it('sends a template email: 200 with email_id, provider_id, message; record sent; SendGrid got it', async () => {
+      const res = await app.post(
+        '/api/email/send',
+        invoiceBody({ resource_type_ref: 'invoice', resource_id_ref: 'inv_1' }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body['success'], true);
+      assert.match(String(res.body['email_id']), UUID_RE);
+      assert.equal(typeof res.body['message'], 'string');
+      assert.equal(app.fake.accepted.length, 1);
+      const mail = app.fake.accepted[0]!;
+      assert.equal(res.body['provider_id'], mail.messageId);
+      assert.equal(mail.headers.authorization, 'Bearer SG.test');
+      assert.deepEqual(mail.body.personalizations[0]!.to, [{ email: 'customer@example.com' }]);
+      assert.equal(mail.body.subject, 'Your invoice INV-1');
+      assert.deepEqual(mail.body.from, { email: 'no-reply@mailroom.test', name: 'Mailroom' });
+      assert.deepEqual(mail.body.custom_args, { email_id: res.body['email_id'] });
+      const types = mail.body.content.map((c) => c.type);
+      assert.deepEqual(types, ['text/plain', 'text/html']);
+      const html = mail.body.content.find((c) => c.type === 'text/html')!.value;
+      assert.match(html, /INV-1/);
+      assert.match(
+        html,
+        /<img[^>]+src="http:\/\/mailroom\.test\/api\/email\/track\?view_key=[A-Za-z0-9_-]{32}"[^>]*>/,
+      );
+
+      const data = await status(String(res.body['email_id']));
+      assert.equal(data['status'], 'sent');
+      assert.equal(data['recipient_email'], 'customer@example.com');
+      assert.equal(data['template_id'], 'invoice');
+      assert.equal(data['resource_type_ref'], 'invoice');
+      assert.equal(data['resource_id_ref'], 'inv_1');
+    });
+
+    it('accepts all four recipient forms and reaches SendGrid with names', async () => {
+      const forms: Array<[unknown, Array<{ email: string; name?: string }>]> = [
+        ['one@example.com', [{ email: 'one@example.com' }]],
+        [
+          { email: 'named@example.com', name: 'Named Person' },
+          [{ email: 'named@example.com', name: 'Named Person' }],
+        ],
+        [
+          ['a@example.com', 'b@example.com'],
+          [{ email: 'a@example.com' }, { email: 'b@example.com' }],
+        ],
+        [
+          [
+            { email: 'c@example.com', name: 'C Person' },
+            { email: 'd@example.com', name: 'D Person' },
+          ],
+          [
+            { email: 'c@example.com', name: 'C Person' },
+            { email: 'd@example.com', name: 'D Person' },
+          ],
+        ],
+      ];
+      for (const [to, expected] of forms) {
+        app.fake.reset();
+        const res = await app.post('/api/email/send', invoiceBody({ to }));
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.deepEqual(app.fake.accepted[0]!.body.personalizations[0]!.to, expected);
+        const data = await status(String(res.body['email_id']));
+        assert.equal(data['recipient_email'], expected[0]!.email);
+        assert.equal(data['recipient_name'], expected[0]!.name ?? '');
+      }
+    });
+
+    it('sends cc and bcc given as a string or an array, and reply_to / from', async () => {
+      let res = await app.post(
+        '/api/email/send',
+        invoiceBody({
+          cc: 'cc@example.com',
+          bcc: 'bcc@example.com',
+          reply_to: 'billing@acme.example',
+          from: 'Acme Billing <billing@acme.example>',
+        }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      let body = app.fake.accepted[0]!.body;
+      assert.deepEqual(body.personalizations[0]!.cc, [{ email: 'cc@example.com' }]);
+      assert.deepEqual(body.personalizations[0]!.bcc, [{ email: 'bcc@example.com' }]);
+      assert.deepEqual(body.reply_to, { email: 'billing@acme.example' });
+      assert.deepEqual(body.from, { email: 'billing@acme.example', name: 'Acme Billing' });
+
+      app.fake.reset();
+      res = await app.post(
+        '/api/email/send',
+        invoiceBody({
+          cc: ['cc1@example.com', { email: 'cc2@example.com', name: 'Cc Two' }],
+          bcc: ['bcc1@example.com', 'bcc2@example.com'],
+          from: 'plain@acme.example',
+        }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      body = app.fake.accepted[0]!.body;
+      assert.deepEqual(body.personalizations[0]!.cc, [
+        { email: 'cc1@example.com' },
+        { email: 'cc2@example.com', name: 'Cc Two' },
+      ]);
+      assert.deepEqual(body.personalizations[0]!.bcc, [
+        { email: 'bcc1@example.com' },
+        { email: 'bcc2@example.com' },
+      ]);
+      assert.deepEqual(body.from, { email: 'plain@acme.example' });
+    });
+
+    it('drops an address repeated across to/cc/bcc (SendGrid refuses duplicates)', async () => {
+      const res = await app.post(
+        '/api/email/send',
+        invoiceBody({ to: 'x@example.com', cc: ['X@example.com', 'y@example.com'] }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(app.fake.accepted[0]!.body.personalizations[0]!.cc, [{ email: 'y@example.com' }]);
+    });
+
+    it('sends tags as SendGrid categories', async () => {
+      const res = await app.post('/api/email/send', invoiceBody({ tags: ['billing', 'monthly'] }));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(app.fake.accepted[0]!.body.categories, ['billing', 'monthly']);
+    });
+
+    it('sends base64 attachments with filename, type and disposition', async () => {
+      const content = Buffer.from('%PDF-1.4 hello').toString('base64');
+      const res = await app.post(
+        '/api/email/send',
+        invoiceBody({ attachments: [{ filename: 'invoice.pdf', content, contentType: 'application/pdf' }] }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(app.fake.accepted[0]!.body.attachments, [
+        { filename: 'invoice.pdf', content, type: 'application/pdf', disposition: 'attachment' },
+      ]);
+    });
+
+    it('escapes template variables in the HTML SendGrid receives', async () => {
+      const res = await app.post(
+        '/api/email/send',
+        invoiceBody({
+          template_data: {
+            ...(invoiceBody()['template_data'] as object),
+            RECIPIENT_NAME: '<script>alert(1)</script>',
+          },
+        }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const html = app.fake.accepted[0]!.body.content.find((c) => c.type === 'text/html')!.value;
+      assert.doesNotMatch(html, /<script>/);
+      assert.match(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+    });
+
+    it('sends the custom template with the caller’s html_body and the tracking pixel', async () => {
+      const res = await app.post('/api/email/send', {
+        to: 'c@example.com',
+        subject: 'Custom',
+        template_id: 'custom',
+        html_body: '<p>Hello <b>there</b></p>',
+      });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const html = app.fake.accepted[0]!.body.content.find((c) => c.type === 'text/html')!.value;
+      assert.match(html, /<p>Hello <b>there<\/b><\/p>/);
+      assert.match(html, /api\/email\/track\?view_key=/);
+    });
+
+    it('lets signup templates through without auth headers', async () => {
+      const res = await app.post('/api/email/send', welcomeBody(), {});
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(app.fake.accepted.length, 1);
+    });
+  });
+
+  describe('authentication', () => {
+    it('401 unauthorized without headers for a template that requires auth', async () => {
+      const res = await app.post('/api/email/send', invoiceBody(), {});
+      assert.equal(res.status, 401);
+      assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
+      assert.equal(app.fake.received.length, 0);
+    });
+
+    it('401 when any one of the three headers is missing', async () => {
+      for (const drop of Object.keys(AUTH)) {
+        const headers: Record<string, string> = { ...AUTH };
+        delete headers[drop];
+        const res = await app.post('/api/email/send', invoiceBody(), headers);
+        assert.equal(res.status, 401, drop);
+        assert.equal(res.body['error'], 'unauthorized');
+      }
+    });
+
+    it('401 when a header is not a UUID, even on a signup template', async () => {
+      let res = await app.post('/api/email/send', invoiceBody(), { ...AUTH, 'x-company-id': 'acme' });
+      assert.equal(res.status, 401);
+      assert.equal(res.body['error'], 'unauthorized');
+      res = await app.post('/api/email/send', welcomeBody(), { 'x-user-id': 'not-a-uuid' });
+      assert.equal(res.status, 401);
+      assert.equal(res.body['error'], 'unauthorized');
+      assert.equal(app.fake.received.length, 0);
+    });
+  });
+
+  describe('validation (400, nothing sent)', () => {
+    const cases: Array<[string, Record<string, unknown> | unknown, string]> = [
+      [
+        'missing to',
+        (() => {
+          const b = invoiceBody();
+          delete b['to'];
+          return b;
+        })(),
+        'email recipient is required.',
+      ],
+      ['empty to array', invoiceBody({ to: [] }), 'email recipient is required.'],
+      ['blank to', invoiceBody({ to: '  ' }), 'email recipient is required.'],
+      [
+        'missing subject',
+        (() => {
+          const b = invoiceBody();
+          delete b['subject'];
+          return b;
+        })(),
+        'email subject is required.',
+      ],
+      ['blank subject', invoiceBody({ subject: '   ' }), 'email subject is required.'],
+      [
+        'missing template_id',
+        (() => {
+          const b = invoiceBody();
+          delete b['template_id'];
+          return b;
+        })(),
+        'missing required fields: template_id',
+      ],
+      ['unknown template', invoiceBody({ template_id: 'nope' }), 'email template not found.'],
+      ['bad address', invoiceBody({ to: 'not-an-email' }), 'invalid email address provided.'],
+      [
+        'bad address in a list',
+        invoiceBody({ to: ['ok@example.com', 'bad@'] }),
+        'invalid email address provided.',
+      ],
+      [
+        'bad named address',
+        invoiceBody({ to: { email: 'nope', name: 'N' } }),
+        'invalid email address provided.',
+      ],
+      ['bad cc', invoiceBody({ cc: 'bad' }), 'invalid email address provided.'],
+      ['bad bcc', invoiceBody({ bcc: ['bad'] }), 'invalid email address provided.'],
+      ['bad reply_to', invoiceBody({ reply_to: 'bad' }), 'invalid email address provided.'],
+      ['bad from', invoiceBody({ from: 'Acme <bad>' }), 'invalid email address provided.'],
+      [
+        'CR/LF in address',
+        invoiceBody({ to: 'a@example.com\r\nBcc: evil@example.com' }),
+        'invalid email address provided.',
+      ],
+      [
+        'CR/LF in a name',
+        invoiceBody({ to: { email: 'a@example.com', name: 'A\r\nBcc: evil@example.com' } }),
+        'invalid email address provided.',
+      ],
+      [
+        'CR/LF in from name',
+        invoiceBody({ from: 'Acme\nX <billing@acme.example>' }),
+        'invalid email address provided.',
+      ],
+      [
+        'CR/LF in subject',
+        invoiceBody({ subject: 'Hi\r\nBcc: evil@example.com' }),
+        'email subject must not contain line breaks.',
+      ],
+      [
+        'subject over 200',
+        invoiceBody({ subject: 'x'.repeat(201) }),
+        'email subject exceeds maximum length of 200 characters.',
+      ],
+      [
+        'blocked domain',
+        invoiceBody({ to: 'someone@blocked.example' }),
+        'emails to this domain are not allowed.',
+      ],
+      [
+        'blocked subdomain, any case',
+        invoiceBody({ cc: 'someone@Mail.BLOCKED.example' }),
+        'emails to this domain are not allowed.',
+      ],
+      [
+        '51 recipients',
+        invoiceBody({
+          to: Array.from({ length: 30 }, (_, i) => `t${i}@example.com`),
+          bcc: Array.from({ length: 21 }, (_, i) => `b${i}@example.com`),
+        }),
+        'too many recipients. maximum is 50.',
+      ],
+      [
+        '11 attachments',
+        invoiceBody({
+          attachments: Array.from({ length: 11 }, (_, i) => ({ filename: `f${i}.txt`, content: 'aGk=' })),
+        }),
+        'too many attachments. maximum is 10.',
+      ],
+      [
+        'attachment over 10 MB',
+        invoiceBody({
+          attachments: [
+            { filename: 'big.bin', content: Buffer.alloc(10 * 1024 * 1024 + 1).toString('base64') },
+          ],
+        }),
+        'attachment exceeds maximum size limit.',
+      ],
+      [
+        'attachments over 30 MB together',
+        invoiceBody({
+          attachments: Array.from({ length: 4 }, (_, i) => ({
+            filename: `f${i}.bin`,
+            content: Buffer.alloc(8 * 1024 * 1024).toString('base64'),
+          })),
+        }),
+        'attachment exceeds maximum size limit.',
+      ],
+      [
+        'invalid base64',
+        invoiceBody({ attachments: [{ filename: 'a.txt', content: 'not base64!!' }] }),
+        'attachment content must be valid base64.',
+      ],
+      [
+        'attachment with content and path',
+        invoiceBody({
+          attachments: [{ filename: 'a.txt', content: 'aGk=', path: 'https://example.com/a.txt' }],
+        }),
+        'attachment must have either content or path, not both.',
+      ],
+      [
+        'attachment without filename',
+        invoiceBody({ attachments: [{ content: 'aGk=' }] }),
+        'missing required fields: attachments[0].filename',
+      ],
+      [
+        'missing template variables',
+        invoiceBody({ template_data: { AUTHOR_NAME: 'A' } }),
+        'missing required fields: AMOUNT_TOTAL, DUE_DATE, RECIPIENT_NAME, INVOICE_URL, INVOICE_NUMBER',
+      ],
+      [
+        'custom without html_body',
+        { to: 'a@example.com', subject: 'S', template_id: 'custom' },
+        'missing required fields: html_body',
+      ],
+      ['unknown field', invoiceBody({ bogus: 1 }), 'unknown field: bogus.'],
+      [
+        'unknown field in a recipient',
+        invoiceBody({ to: { email: 'a@example.com', nam: 'typo' } }),
+        'unknown field: to.nam.',
+      ],
+      [
+        'wrong type of to',
+        invoiceBody({ to: 42 }),
+        'invalid field to: expected an address string, an {email, name} object or an array of them.',
+      ],
+      ['wrong type of subject', invoiceBody({ subject: 5 }), 'invalid field subject: must be string.'],
+      [
+        'non-string template variable',
+        invoiceBody({ template_data: { ...(invoiceBody()['template_data'] as object), AMOUNT_TOTAL: 120 } }),
+        'invalid field template_data.AMOUNT_TOTAL: must be string.',
+      ],
+      [
+        'too many tags',
+        invoiceBody({ tags: Array.from({ length: 11 }, (_, i) => `t${i}`) }),
+        'invalid field tags: must NOT have more than 10 items.',
+      ],
+      ['body is an array', [invoiceBody()], 'request body must be a JSON object.'],
+    ];
+    for (const [name, body, error] of cases) {
+      it(`${name} → ${error}`, async () => {
+        const res = await app.post('/api/email/send', body);
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        assert.deepEqual(res.body, { success: false, error });
+        assert.equal(app.fake.received.length, 0);
+      });
+    }
+
+    it('malformed JSON → 400', async () => {
+      const res = await app.post('/api/email/send', '{"to": "a@example.com",');
+      assert.equal(res.status, 400);
+      assert.equal(res.body['success'], false);
+      assert.match(String(res.body['error']), /malformed JSON/);
+    });
+
+    it('a non-JSON content type → 415 in the error shape', async () => {
+      const res = await app.post('/api/email/send', 'to=a@example.com', {
+        ...AUTH,
+        'content-type': 'text/plain',
+      });
+      assert.equal(res.status, 415);
+      assert.equal(res.body['success'], false);
+      assert.match(String(res.body['error']), /content type/);
+    });
+
+    it('a body over the 45 MB limit → 413', async () => {
+      const res = await fetch(`${app.url}/api/email/send`, {
+        method: 'POST',
+        headers: { ...AUTH, 'content-type': 'application/json' },
+        body: JSON.stringify(invoiceBody({ html_body: 'x'.repeat(46 * 1024 * 1024) })),
+      });
+      assert.equal(res.status, 413);
+      assert.deepEqual(await res.json(), { success: false, error: 'request body too large.' });
+    });
+  });
+
+  describe('provider failures → 500 with a clear message and a failed record', () => {
+    const cases: Array<[400 | 401 | 413 | 429 | 500 | 'network-error', RegExp]> = [
+      [
+        400,
+        /^email provider rejected the message: The from address does not match a verified Sender Identity\.$/,
+      ],
+      [401, /^email provider rejected the message: The provided authorization grant is invalid/],
+      [413, /^email provider rejected the message: The JSON payload .* too large\.$/],
+      [429, /^email provider unavailable: HTTP 429/],
+      [500, /^email provider unavailable: HTTP 500/],
+      ['network-error', /^email provider unavailable: /],
+    ];
+    for (const [answer, message] of cases) {
+      it(`SendGrid ${answer}`, async () => {
+        app.fake.plan(answer);
+        const res = await app.post('/api/email/send', invoiceBody());
+        assert.equal(res.status, 500);
+        assert.equal(res.body['success'], false);
+        assert.match(String(res.body['error']), message);
+        assert.equal(app.fake.received.length, 1);
+        // The record exists and says failed.
+        const failed = await app.database.db
+          .collection('emails')
+          .findOne({ company_id: COMPANY, status: 'failed', error: res.body['error'] });
+        assert.ok(failed, 'a failed record carries the reason');
+        const data = await status(String(failed['email_id']));
+        assert.equal(data['status'], 'failed');
+      });
+    }
+  });
+});
+
+describe('POST /api/email/send without a SendGrid API key', () => {
+  let app: EmailTestApp;
+  before(async () => {
+    app = await startEmailApp({ env: { SENDGRID_API_KEY: '' } });
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  it('500 email service not configured. and a failed record', async () => {
+    const res = await app.post('/api/email/send', invoiceBody({ subject: 'unconfigured' }));
+    assert.equal(res.status, 500);
+    assert.deepEqual(res.body, { success: false, error: 'email service not configured.' });
+    assert.equal(app.fake.received.length, 0);
+    const record = await app.database.db.collection('emails').findOne({ subject: 'unconfigured' });
+    assert.ok(record);
+    assert.equal(record['status'], 'failed');
+    assert.equal(record['error'], 'email service not configured.');
+    const data = (await app.get(`/api/email/status/${String(record['email_id'])}`)).body['data'] as Record<
+      string,
+      unknown
+    >;
+    assert.equal(data['status'], 'failed');
+  });
+
+  it('still validates first: a bad body is 400, not 500', async () => {
+    const res = await app.post('/api/email/send', invoiceBody({ to: 'bad' }));
+    assert.equal(res.status, 400);
+    assert.equal(res.body['error'], 'invalid email address provided.');
+  });
+});
+
+describe('POST /api/email/send with attachments by URL', () => {
+  let app: EmailTestApp;
+  let files: Server;
+  let canary: Server;
+  let filesBase = '';
+  let canaryBase = '';
+  let canaryHits = 0;
+
+  before(async () => {
+    canary = createServer((_req, res) => {
+      canaryHits++;
+      res.end('internal');
+    });
+    await new Promise<void>((resolve) => canary.listen(0, '127.0.0.1', resolve));
+    canaryBase = `http://127.0.0.1:${(canary.address() as AddressInfo).port}`;
+    files = createServer((req, res) => {
+      if (req.url === '/statement.csv') {
+        res.writeHead(200, { 'content-type': 'text/csv' });
+        res.end('a,b\n1,2\n');
+      } else {
+        res.writeHead(302, { location: `${canaryBase}/admin` });
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => files.listen(0, '127.0.0.2', resolve));
+    filesBase = `http://127.0.0.2:${(files.address() as AddressInfo).port}`;
+    // 127.0.0.2 plays a public file server; 127.0.0.1 stays forbidden.
+    app = await startEmailApp({ service: { attachmentAllowedAddresses: ['127.0.0.2'] } });
+  });
+  after(async () => {
+    await app.close();
+    for (const server of [files, canary]) {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('fetches the file server-side and attaches it', async () => {
+    const res = await app.post(
+      '/api/email/send',
+      invoiceBody({ attachments: [{ path: `${filesBase}/statement.csv` }] }),
+    );
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(app.fake.accepted[0]!.body.attachments, [
+      {
+        filename: 'statement.csv',
+        content: Buffer.from('a,b\n1,2\n').toString('base64'),
+        type: 'text/csv',
+        disposition: 'attachment',
+      },
+    ]);
+  });
+
+  it('refuses loopback, private and metadata URLs and redirects to them with 400; no record, nothing sent', async () => {
+    const port = (canary.address() as AddressInfo).port;
+    const before = await app.database.db.collection('emails').countDocuments();
+    for (const path of [
+      `${canaryBase}/admin`,
+      `http://localhost:${port}/admin`,
+      'http://10.0.0.1/file',
+      'http://169.254.169.254/latest/meta-data/iam/',
+      `${filesBase}/redirect`,
+    ]) {
+      app.fake.reset();
+      const res = await app.post('/api/email/send', invoiceBody({ attachments: [{ path }] }));
+      assert.equal(res.status, 400, path);
+      assert.deepEqual(res.body, {
+        success: false,
+        error: 'attachment could not be fetched: address not allowed',
+      });
+      assert.equal(app.fake.received.length, 0);
+    }
+    assert.equal(canaryHits, 0);
+    assert.equal(await app.database.db.collection('emails').countDocuments(), before);
+  });
+});

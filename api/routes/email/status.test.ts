@@ -1,0 +1,115 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { AUTH, COMPANY, invoiceBody, startEmailApp, welcomeBody, type EmailTestApp } from './testing.ts';
+
+const STATUS_FIELDS = [
+  'created_at',
+  'delivered',
+  'email_id',
+  'opened',
+  'recipient_email',
+  'recipient_name',
+  'resource_id_ref',
+  'resource_type_ref',
+  'status',
+  'subject',
+  'template_id',
+];
+
+describe('GET /api/email/status/:email_id', () => {
+  let app: EmailTestApp;
+  let emailId: string;
+  before(async () => {
+    app = await startEmailApp();
+    const res = await app.post(
+      '/api/email/send',
+      invoiceBody({
+        to: { email: 'jane@example.com', name: 'Jane Doe' },
+        resource_type_ref: 'invoice',
+        resource_id_ref: '42',
+      }),
+    );
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    emailId = String(res.body['email_id']);
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  it('returns exactly the seed’s status fields (never view_key)', async () => {
+    const res = await app.get(`/api/email/status/${emailId}`);
+    assert.equal(res.status, 200);
+    assert.equal(res.body['success'], true);
+    const data = res.body['data'] as Record<string, unknown>;
+    assert.deepEqual(Object.keys(data).sort(), STATUS_FIELDS);
+    assert.equal(data['email_id'], emailId);
+    assert.equal(data['subject'], 'Your invoice INV-1');
+    assert.equal(data['recipient_email'], 'jane@example.com');
+    assert.equal(data['recipient_name'], 'Jane Doe');
+    assert.equal(data['status'], 'sent');
+    assert.equal(data['template_id'], 'invoice');
+    assert.equal(data['opened'], false);
+    assert.equal(data['delivered'], false);
+    assert.equal(data['resource_type_ref'], 'invoice');
+    assert.equal(data['resource_id_ref'], '42');
+    assert.ok(!Number.isNaN(Date.parse(String(data['created_at']))));
+    assert.ok(Math.abs(Date.now() - Date.parse(String(data['created_at']))) < 60_000);
+  });
+
+  it('another company gets 404 email not found.', async () => {
+    const res = await app.get(`/api/email/status/${emailId}`, { ...AUTH, 'x-company-id': randomUUID() });
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { success: false, error: 'email not found.' });
+  });
+
+  it('another user of the same company sees it', async () => {
+    const res = await app.get(`/api/email/status/${emailId}`, {
+      'x-company-id': COMPANY,
+      'x-user-id': randomUUID(),
+    });
+    assert.equal(res.status, 200);
+    assert.equal((res.body['data'] as Record<string, unknown>)['email_id'], emailId);
+  });
+
+  it('a user id alone does not see a company’s email', async () => {
+    const res = await app.get(`/api/email/status/${emailId}`, { 'x-user-id': AUTH['x-user-id'] });
+    assert.equal(res.status, 404);
+  });
+
+  it('an unauthenticated send is visible only to the same user id', async () => {
+    const user = randomUUID();
+    const sent = await app.post('/api/email/send', welcomeBody(), { 'x-user-id': user });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const id = String(sent.body['email_id']);
+    assert.equal((await app.get(`/api/email/status/${id}`, { 'x-user-id': user })).status, 200);
+    assert.equal((await app.get(`/api/email/status/${id}`, { 'x-user-id': randomUUID() })).status, 404);
+    assert.equal((await app.get(`/api/email/status/${id}`, AUTH)).status, 404);
+
+    // Sent with no headers at all: nobody can read it.
+    const anonymous = await app.post('/api/email/send', welcomeBody(), {});
+    assert.equal(anonymous.status, 200);
+    assert.equal(
+      (await app.get(`/api/email/status/${String(anonymous.body['email_id'])}`, { 'x-user-id': user }))
+        .status,
+      404,
+    );
+  });
+
+  it('unknown and malformed ids → 404 email not found.', async () => {
+    for (const id of [randomUUID(), 'not-a-uuid', '1']) {
+      const res = await app.get(`/api/email/status/${id}`);
+      assert.equal(res.status, 404, id);
+      assert.deepEqual(res.body, { success: false, error: 'email not found.' });
+    }
+  });
+
+  it('401 unauthorized without a UUID X-User-Id', async () => {
+    const variants: Array<Record<string, string>> = [{}, { 'x-company-id': COMPANY }, { 'x-user-id': 'bob' }];
+    for (const headers of variants) {
+      const res = await app.get(`/api/email/status/${emailId}`, headers);
+      assert.equal(res.status, 401, JSON.stringify(headers));
+      assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
+    }
+  });
+});

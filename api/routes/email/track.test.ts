@@ -1,0 +1,165 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { invoiceBody, startEmailApp, type EmailTestApp } from './testing.ts';
+
+const GIF_HEX = '47494638396101000100800000ffffff00000021f90401000000002c00000000010001000002024401003b';
+
+describe('tracking endpoints', () => {
+  let app: EmailTestApp;
+  before(async () => {
+    app = await startEmailApp();
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  /** Sends one email and returns its id and the view key embedded in the pixel SendGrid received. */
+  async function sendOne(): Promise<{ emailId: string; viewKey: string }> {
+    const before = app.fake.accepted.length;
+    const res = await app.post('/api/email/send', invoiceBody());
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const html = app.fake.accepted[before]!.body.content.find((c) => c.type === 'text/html')!.value;
+    const viewKey = /view_key=([A-Za-z0-9_-]+)/.exec(html)?.[1];
+    assert.ok(viewKey, 'the pixel carries the view key');
+    return { emailId: String(res.body['email_id']), viewKey };
+  }
+  const record = (emailId: string) => app.database.db.collection('emails').findOne({ email_id: emailId });
+  const status = async (emailId: string) =>
+    (await app.get(`/api/email/status/${emailId}`)).body['data'] as Record<string, unknown>;
+
+  async function pixel(query: string) {
+    const res = await fetch(`${app.url}/api/email/track${query}`);
+    return { res, bytes: Buffer.from(await res.arrayBuffer()) };
+  }
+
+  describe('GET /api/email/track (pixel)', () => {
+    it('answers the 43-byte transparent GIF with no-cache headers and records the open', async () => {
+      const { emailId, viewKey } = await sendOne();
+      const startedAt = Date.now();
+      const { res, bytes } = await pixel(`?view_key=${viewKey}`);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'image/gif');
+      assert.equal(res.headers.get('cache-control'), 'no-store, no-cache, must-revalidate');
+      assert.equal(bytes.length, 43);
+      assert.equal(bytes.toString('hex'), GIF_HEX);
+
+      const data = await status(emailId);
+      assert.equal(data['opened'], true);
+      assert.equal(data['status'], 'opened');
+      const stored = await record(emailId);
+      assert.ok(stored?.['time'] instanceof Date);
+      assert.ok((stored['time'] as Date).getTime() >= startedAt - 1000);
+    });
+
+    it('a second open updates time and stays opened', async () => {
+      const { emailId, viewKey } = await sendOne();
+      await pixel(`?view_key=${viewKey}`);
+      const first = (await record(emailId))?.['time'] as Date;
+      await new Promise((r) => setTimeout(r, 20));
+      await pixel(`?view_key=${viewKey}`);
+      const second = await record(emailId);
+      assert.ok((second?.['time'] as Date).getTime() > first.getTime());
+      assert.equal(second?.['status'], 'opened');
+    });
+
+    it('unknown, malformed or missing key: same GIF, nothing changes', async () => {
+      const { emailId } = await sendOne();
+      for (const query of [
+        '?view_key=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+        '?view_key=%00%22',
+        '',
+        '?view_key=',
+      ]) {
+        const { res, bytes } = await pixel(query);
+        assert.equal(res.status, 200, query);
+        assert.equal(res.headers.get('content-type'), 'image/gif');
+        assert.equal(bytes.toString('hex'), GIF_HEX);
+      }
+      assert.equal((await status(emailId))['opened'], false);
+    });
+  });
+
+  describe('POST /api/email/track', () => {
+    it('delivered → delivered flag and status', async () => {
+      const { emailId, viewKey } = await sendOne();
+      const res = await app.post('/api/email/track', { view_key: viewKey, event_type: 'delivered' }, {});
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, { success: true });
+      const data = await status(emailId);
+      assert.equal(data['delivered'], true);
+      assert.equal(data['status'], 'delivered');
+      assert.equal(data['opened'], false);
+    });
+
+    it('opened → opened flag, time, status', async () => {
+      const { emailId, viewKey } = await sendOne();
+      assert.equal(
+        (await app.post('/api/email/track', { view_key: viewKey, event_type: 'opened' }, {})).status,
+        200,
+      );
+      const stored = await record(emailId);
+      assert.equal(stored?.['opened'], true);
+      assert.equal(stored?.['status'], 'opened');
+      assert.ok(stored?.['time'] instanceof Date);
+    });
+
+    it('clicked → clicked flag and counts as an open', async () => {
+      const { emailId, viewKey } = await sendOne();
+      assert.equal(
+        (await app.post('/api/email/track', { view_key: viewKey, event_type: 'clicked' }, {})).status,
+        200,
+      );
+      const stored = await record(emailId);
+      assert.equal(stored?.['clicked'], true);
+      assert.equal(stored?.['opened'], true);
+      assert.equal(stored?.['status'], 'opened');
+    });
+
+    it('order independent: delivered after opened keeps opened; repeats are harmless', async () => {
+      const { emailId, viewKey } = await sendOne();
+      for (const event_type of ['opened', 'delivered', 'delivered', 'opened', 'clicked', 'delivered']) {
+        const res = await app.post('/api/email/track', { view_key: viewKey, event_type }, {});
+        assert.equal(res.status, 200);
+      }
+      const data = await status(emailId);
+      assert.equal(data['status'], 'opened');
+      assert.equal(data['opened'], true);
+      assert.equal(data['delivered'], true);
+    });
+
+    it('an event_type outside delivered/opened/clicked → 400 listing them', async () => {
+      const { viewKey } = await sendOne();
+      const res = await app.post('/api/email/track', { view_key: viewKey, event_type: 'bounced' }, {});
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, {
+        success: false,
+        error: 'invalid event_type. expected one of: delivered, opened, clicked.',
+      });
+    });
+
+    it('unknown view key → 404 email not found.', async () => {
+      const res = await app.post(
+        '/api/email/track',
+        { view_key: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', event_type: 'opened' },
+        {},
+      );
+      assert.equal(res.status, 404);
+      assert.deepEqual(res.body, { success: false, error: 'email not found.' });
+    });
+
+    it('missing fields and unknown fields → 400', async () => {
+      let res = await app.post('/api/email/track', { event_type: 'opened' }, {});
+      assert.equal(res.status, 400);
+      assert.equal(res.body['error'], 'missing required fields: view_key');
+      res = await app.post(
+        '/api/email/track',
+        { view_key: 'k'.repeat(32), event_type: 'opened', extra: 1 },
+        {},
+      );
+      assert.equal(res.status, 400);
+      assert.equal(res.body['error'], 'unknown field: extra.');
+      res = await app.post('/api/email/track', 'nope', { 'content-type': 'text/plain' });
+      assert.equal(res.status, 415);
+    });
+  });
+});

@@ -1,0 +1,182 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { invoiceBody, startEmailApp, type EmailTestApp } from './testing.ts';
+
+const SIGNATURE = 'x-twilio-email-event-webhook-signature';
+const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp';
+
+/** What SendGrid does: ECDSA P-256 / SHA-256 over `timestamp + body`, DER, base64. */
+function signPayload(privateKey: KeyObject, timestamp: string, body: string): string {
+  return sign('sha256', Buffer.from(timestamp + body), privateKey).toString('base64');
+}
+
+describe('POST /api/email/webhooks/sendgrid', () => {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  // SendGrid shows the verification key as base64 DER (SPKI), no PEM armour.
+  const publicKeyBase64 = publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+  let app: EmailTestApp;
+
+  before(async () => {
+    app = await startEmailApp({ env: { SENDGRID_WEBHOOK_PUBLIC_KEY: publicKeyBase64 } });
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  async function sendOne(): Promise<string> {
+    const res = await app.post('/api/email/send', invoiceBody());
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return String(res.body['email_id']);
+  }
+  const record = (emailId: string) => app.database.db.collection('emails').findOne({ email_id: emailId });
+
+  async function deliverEvents(
+    events: unknown[],
+    opts: { key?: KeyObject; tamper?: boolean; omit?: boolean } = {},
+  ) {
+    const body = JSON.stringify(events);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signature = signPayload(opts.key ?? privateKey, timestamp, body);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (!opts.omit) {
+      headers[SIGNATURE] = signature;
+      headers[TIMESTAMP] = timestamp;
+    }
+    return app.post(
+      '/api/email/webhooks/sendgrid',
+      opts.tamper ? body.replace('delivered', 'bounce') : body,
+      headers,
+    );
+  }
+
+  const event = (email_id: string, name: string) => ({
+    email: 'customer@example.com',
+    timestamp: Math.floor(Date.now() / 1000),
+    event: name,
+    sg_event_id: randomUUID(),
+    sg_message_id: 'abc.filter0001',
+    email_id,
+  });
+
+  it('accepts a correctly signed batch and applies delivered', async () => {
+    const id = await sendOne();
+    const res = await deliverEvents([event(id, 'delivered')]);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { success: true });
+    const stored = await record(id);
+    assert.equal(stored?.['status'], 'delivered');
+    assert.equal(stored?.['delivered'], true);
+  });
+
+  it('rejects a missing, wrong-key or tampered signature with 401 and changes nothing', async () => {
+    const id = await sendOne();
+    const otherKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    for (const opts of [{ omit: true }, { key: otherKey }, { tamper: true }]) {
+      const res = await deliverEvents([event(id, 'delivered')], opts);
+      assert.equal(res.status, 401, JSON.stringify(opts));
+      assert.deepEqual(res.body, { success: false, error: 'invalid webhook signature.' });
+    }
+    const res = await app.post('/api/email/webhooks/sendgrid', JSON.stringify([event(id, 'delivered')]), {
+      'content-type': 'application/json',
+      [SIGNATURE]: 'not-base64-der',
+      [TIMESTAMP]: '1',
+    });
+    assert.equal(res.status, 401);
+    const stored = await record(id);
+    assert.equal(stored?.['status'], 'sent');
+    assert.equal(stored?.['delivered'], false);
+  });
+
+  it('maps open → opened, click → clicked + opened', async () => {
+    const opened = await sendOne();
+    const clicked = await sendOne();
+    const res = await deliverEvents([event(opened, 'open'), event(clicked, 'click')]);
+    assert.equal(res.status, 200);
+    const o = await record(opened);
+    assert.equal(o?.['status'], 'opened');
+    assert.equal(o?.['opened'], true);
+    assert.ok(o?.['time'] instanceof Date);
+    const c = await record(clicked);
+    assert.equal(c?.['status'], 'opened');
+    assert.equal(c?.['clicked'], true);
+    assert.equal(c?.['opened'], true);
+  });
+
+  it('bounce and dropped → bounced; an open afterwards sets the flag but not the status', async () => {
+    const bounced = await sendOne();
+    const dropped = await sendOne();
+    assert.equal((await deliverEvents([event(bounced, 'bounce'), event(dropped, 'dropped')])).status, 200);
+    assert.equal((await record(bounced))?.['status'], 'bounced');
+    assert.equal((await record(dropped))?.['status'], 'bounced');
+    assert.equal((await deliverEvents([event(bounced, 'open'), event(bounced, 'delivered')])).status, 200);
+    const after = await record(bounced);
+    assert.equal(after?.['status'], 'bounced');
+    assert.equal(after?.['opened'], true);
+  });
+
+  it('out of order and duplicated events end in the same state', async () => {
+    const id = await sendOne();
+    const batch = [
+      event(id, 'open'),
+      event(id, 'delivered'),
+      event(id, 'open'),
+      event(id, 'delivered'),
+      event(id, 'processed'),
+    ];
+    assert.equal((await deliverEvents(batch)).status, 200);
+    assert.equal((await deliverEvents(batch)).status, 200);
+    const stored = await record(id);
+    assert.equal(stored?.['status'], 'opened');
+    assert.equal(stored?.['delivered'], true);
+    assert.equal(stored?.['opened'], true);
+  });
+
+  it('unknown email ids and events without one are ignored with 200', async () => {
+    const res = await deliverEvents([
+      event(randomUUID(), 'delivered'),
+      { event: 'delivered' },
+      event('not-a-uuid', 'open'),
+    ]);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { success: true });
+  });
+
+  it('a signed body that is not an array → 400', async () => {
+    const body = JSON.stringify({ event: 'delivered' });
+    const timestamp = '1700000000';
+    const res = await app.post('/api/email/webhooks/sendgrid', body, {
+      'content-type': 'application/json',
+      [SIGNATURE]: signPayload(privateKey, timestamp, body),
+      [TIMESTAMP]: timestamp,
+    });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, { success: false, error: 'webhook body must be a JSON array of events.' });
+  });
+});
+
+describe('POST /api/email/webhooks/sendgrid without a configured public key', () => {
+  let app: EmailTestApp;
+  before(async () => {
+    app = await startEmailApp();
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  it('applies unsigned events (development setup)', async () => {
+    const sent = await app.post('/api/email/send', invoiceBody());
+    const id = String(sent.body['email_id']);
+    const res = await app.post(
+      '/api/email/webhooks/sendgrid',
+      [{ event: 'delivered', email_id: id, timestamp: 1 }],
+      {
+        'content-type': 'application/json',
+      },
+    );
+    assert.equal(res.status, 200);
+    const data = (await app.get(`/api/email/status/${id}`)).body['data'] as Record<string, unknown>;
+    assert.equal(data['delivered'], true);
+    assert.equal(data['status'], 'delivered');
+  });
+});

@@ -1,0 +1,103 @@
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+
+/**
+ * Email addresses and recipient lists: parsing, normalising and checking.
+ * Pure functions (no I/O), unit-tested in addresses.test.ts.
+ */
+
+export interface Address {
+  email: string;
+  name?: string;
+}
+
+/** A recipient field as the seed allows it: string, {email, name}, or an array of either. */
+export type RecipientInput =
+  string | { email: string; name?: string } | Array<string | { email: string; name?: string }>;
+
+const ajv = new Ajv({ strict: false });
+addFormats.default(ajv, ['email']);
+const emailFormat = ajv.compile<string>({ type: 'string', format: 'email' });
+
+/** RFC 5321 caps a path at 254 characters. */
+const MAX_ADDRESS_LENGTH = 254;
+/** CR, LF and the other control characters: never allowed in a header value (header injection). */
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
+export function isValidAddress(email: string): boolean {
+  return email.length <= MAX_ADDRESS_LENGTH && !CONTROL_CHARS.test(email) && emailFormat(email);
+}
+
+export function isValidDisplayName(name: string): boolean {
+  return !CONTROL_CHARS.test(name);
+}
+
+/** Any of the seed's four recipient forms → a flat list (empty for undefined). */
+export function toAddressList(input: RecipientInput | undefined): Address[] {
+  if (input === undefined) return [];
+  const items = Array.isArray(input) ? input : [input];
+  return items.map((item) => {
+    if (typeof item === 'string') return { email: item.trim() };
+    const email = item.email.trim();
+    const name = item.name?.trim();
+    return name ? { email, name } : { email };
+  });
+}
+
+/**
+ * Parses a sender string: `addr@example.com` or `Display Name <addr@example.com>`
+ * (the name optionally in double quotes). Returns undefined when it is neither.
+ */
+export function parseMailbox(value: string): Address | undefined {
+  const trimmed = value.trim();
+  const named = /^(?:"([^"]*)"|([^"<>]*?))\s*<([^<>\s]+)>$/.exec(trimmed);
+  if (named) {
+    const name = (named[1] ?? named[2] ?? '').trim();
+    const email = named[3] ?? '';
+    return name ? { email, name } : { email };
+  }
+  if (/[<>]/.test(trimmed)) return undefined;
+  return { email: trimmed };
+}
+
+export function isValidMailbox(address: Address): boolean {
+  return isValidAddress(address.email) && (address.name === undefined || isValidDisplayName(address.name));
+}
+
+/** The address's domain, lower-cased ('' when there is no @). */
+export function domainOf(email: string): string {
+  const at = email.lastIndexOf('@');
+  return at < 0 ? '' : email.slice(at + 1).toLowerCase();
+}
+
+/**
+ * True when the address is in a blocked domain or one of its subdomains
+ * (`blocked.example` also blocks `mail.blocked.example`, not `notblocked.example`).
+ * `blocked` entries are lower-case (core/config.ts normalises them).
+ */
+export function isBlockedDomain(email: string, blocked: readonly string[]): boolean {
+  const domain = domainOf(email).replace(/\.$/, '');
+  return blocked.some((b) => domain === b || domain.endsWith(`.${b}`));
+}
+
+/**
+ * SendGrid refuses a personalization whose address appears twice across
+ * to/cc/bcc. Keep the first occurrence (to before cc before bcc), compared
+ * case-insensitively.
+ */
+export function dedupeRecipients(lists: { to: Address[]; cc: Address[]; bcc: Address[] }): {
+  to: Address[];
+  cc: Address[];
+  bcc: Address[];
+} {
+  const seen = new Set<string>();
+  const keep = (list: Address[]) =>
+    list.filter((a) => {
+      const key = a.email.toLowerCase();
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  return { to: keep(lists.to), cc: keep(lists.cc), bcc: keep(lists.bcc) };
+}

@@ -1,0 +1,47 @@
+/**
+ * Every error message the email service answers with, in one place.
+ *
+ * The first block is the seed's Errors table, word for word (000_c560ab337482815c.txt):
+ * clients match on these strings. The second block covers conditions the seed
+ * leaves "not shown" (DESIGN.md settles them); they follow the seed's style:
+ * lower case, a full stop, no internals.
+ */
+
+// --- The seed's messages -----------------------------------------------------
+export const MISSING_REQUIRED_FIELDS = 'missing required fields';
+export const INVALID_EMAIL_ADDRESS = 'invalid email address provided.';
+export const DOMAIN_NOT_ALLOWED = 'emails to this domain are not allowed.';
+export const TEMPLATE_NOT_FOUND = 'email template not found.';
+export const SUBJECT_REQUIRED = 'email subject is required.';
+export const RECIPIENT_REQUIRED = 'email recipient is required.';
+export const NOT_CONFIGURED = 'email service not configured.';
+export const TOO_MANY_RECIPIENTS = 'too many recipients. maximum is 50.';
+export const ATTACHMENT_TOO_LARGE = 'attachment exceeds maximum size limit.';
+export const TOO_MANY_ATTACHMENTS = 'too many attachments. maximum is 10.';
+export const UNAUTHORIZED = 'unauthorized';
+
+/** `missing required fields: template_id` — the seed's message, naming what is missing. */
+export const missingRequiredFields = (names: readonly string[]): string =>
+  `${MISSING_REQUIRED_FIELDS}: ${names.join(', ')}`;
+
+// --- Conditions the seed leaves "not shown" ------------------------------------
+export const EMAIL_NOT_FOUND = 'email not found.';
+export const TOO_MANY_EMAILS = 'too many emails. maximum is 100.';
+export const SUBJECT_TOO_LONG = 'email subject exceeds maximum length of 200 characters.';
+export const SUBJECT_LINE_BREAK = 'email subject must not contain line breaks.';
+export const BODY_NOT_OBJECT = 'request body must be a JSON object.';
+export const INVALID_BASE64 = 'attachment content must be valid base64.';
+export const ATTACHMENT_CONTENT_AND_PATH = 'attachment must have either content or path, not both.';
+export const INVALID_WEBHOOK_SIGNATURE = 'invalid webhook signature.';
+export const WEBHOOK_BODY_NOT_ARRAY = 'webhook body must be a JSON array of events.';
+/** A keyed (workflow) send whose previous attempt is still talking to the provider. */
+export const IN_PROGRESS = 'email send already in progress.';
+export const SENT_MESSAGE = 'email sent successfully.';
+
+export const unknownField = (path: string): string => `unknown field: ${path}.`;
+export const invalidField = (path: string, problem: string): string => `invalid field ${path}: ${problem}.`;
+export const attachmentFetchFailed = (reason: string): string => `attachment could not be fetched: ${reason}`;
+export const invalidEventType = (allowed: readonly string[]): string =>
+  `invalid event_type. expected one of: ${allowed.join(', ')}.`;
+export const providerUnavailable = (detail: string): string => `email provider unavailable: ${detail}`;
+export const providerRejected = (detail: string): string => `email provider rejected the message: ${detail}`;

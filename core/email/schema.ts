@@ -1,0 +1,101 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * The request bodies of the email endpoints as TypeBox schemas: one definition
+ * gives ajv validation (validate.ts), the TypeScript types and the docs.
+ *
+ * Shapes only: addresses, blocked domains, counts and sizes are checked in
+ * validate.ts so each failure gets the seed's message in a fixed precedence.
+ * `additionalProperties: false` everywhere: an unknown field is a caller's
+ * typo, answered 400 rather than silently ignored.
+ */
+
+export const SUBJECT_MAX_LENGTH = 200;
+export const MAX_RECIPIENTS = 50;
+export const MAX_ATTACHMENTS = 10;
+export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
+export const MAX_TOTAL_ATTACHMENT_BYTES = 30 * 1024 * 1024;
+export const MAX_BULK_EMAILS = 100;
+export const BULK_BATCH_SIZE = 50;
+export const BULK_DELAY_DEFAULT_MS = 1000;
+export const BULK_DELAY_MAX_MS = 10_000;
+/** Tags become SendGrid categories (at most 10 per message). Element shape not shown by the seed: strings. */
+export const MAX_TAGS = 10;
+export const TAG_MAX_LENGTH = 64;
+
+const strict = { additionalProperties: false } as const;
+
+/** `{ email, name }`; `name` may be omitted (then the address alone is used). */
+export const NamedAddressSchema = Type.Object(
+  { email: Type.String({ maxLength: 320 }), name: Type.Optional(Type.String({ maxLength: 200 })) },
+  strict,
+);
+const AddressSchema = Type.Union([Type.String({ maxLength: 320 }), NamedAddressSchema]);
+
+/** The seed's four recipient forms (a list may mix strings and objects). */
+export const RecipientsSchema = Type.Union([AddressSchema, Type.Array(AddressSchema)]);
+
+export const AttachmentSchema = Type.Object(
+  {
+    filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    /** base64-encoded bytes. */
+    content: Type.Optional(Type.String()),
+    contentType: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    /** http(s) URL fetched server-side instead of `content`. */
+    path: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  },
+  strict,
+);
+
+const sendFields = {
+  to: RecipientsSchema,
+  subject: Type.String(),
+  template_id: Type.String(),
+  template_data: Type.Optional(Type.Record(Type.String(), Type.String())),
+  from: Type.Optional(Type.String({ maxLength: 400 })),
+  reply_to: Type.Optional(Type.String({ maxLength: 400 })),
+  cc: Type.Optional(RecipientsSchema),
+  bcc: Type.Optional(RecipientsSchema),
+  attachments: Type.Optional(Type.Array(AttachmentSchema)),
+  tags: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: TAG_MAX_LENGTH }), { maxItems: MAX_TAGS }),
+  ),
+  resource_type_ref: Type.Optional(Type.String({ maxLength: 200 })),
+  resource_id_ref: Type.Optional(Type.String({ maxLength: 200 })),
+  html_body: Type.Optional(Type.String()),
+  locale: Type.Optional(Type.String({ minLength: 1, maxLength: 35, default: 'en-us' })),
+  language: Type.Optional(Type.String({ minLength: 1, maxLength: 35, default: 'en' })),
+};
+
+/** Body of POST /api/email/send. */
+export const SendBodySchema = Type.Object(sendFields, strict);
+export type SendBody = Static<typeof SendBodySchema>;
+
+/** One item of POST /api/email/bulk: the send body plus an optional correlation `id`. */
+export const BulkItemSchema = Type.Object({ ...sendFields, id: Type.Optional(Type.String()) }, strict);
+export type BulkItem = Static<typeof BulkItemSchema>;
+
+/**
+ * Body of POST /api/email/bulk. Items are only checked to be objects here: each
+ * is validated on its own so one bad item fails alone (results[].error).
+ */
+export const BulkBodySchema = Type.Object(
+  {
+    emails: Type.Array(Type.Unknown()),
+    batchDelay: Type.Optional(
+      Type.Number({ minimum: 0, maximum: BULK_DELAY_MAX_MS, default: BULK_DELAY_DEFAULT_MS }),
+    ),
+  },
+  strict,
+);
+export type BulkBody = Static<typeof BulkBodySchema>;
+
+export const TRACK_EVENT_TYPES = ['delivered', 'opened', 'clicked'] as const;
+export type TrackEventType = (typeof TRACK_EVENT_TYPES)[number];
+
+/** Body of POST /api/email/track. `event_type` is checked in tracking.ts for a message listing the values. */
+export const TrackBodySchema = Type.Object(
+  { view_key: Type.String({ minLength: 1, maxLength: 200 }), event_type: Type.String() },
+  strict,
+);
+export type TrackBody = Static<typeof TrackBodySchema>;

@@ -1,0 +1,210 @@
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { loadConfig } from '../config.ts';
+import { connectDatabase, type Database } from '../db.ts';
+import { isMailroomError } from '../errors.ts';
+import { createLogger } from '../logger.ts';
+import { FakeSendGrid } from '../../test/support/fake-sendgrid.ts';
+import { mongoUri, uniqueName } from '../../test/support/env.ts';
+import type { Caller, EmailService } from './contract.ts';
+import { emailRecords } from './records.ts';
+import { createEmailService } from './service.ts';
+
+/**
+ * The core as the workflow activities use it (no HTTP in front): idempotent
+ * sends, markFailed, and the record's status machine under concurrency.
+ */
+
+const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
+const body = (subject = 'Welcome') => ({
+  to: { email: 'user@example.com', name: 'User' },
+  subject,
+  template_id: 'welcome',
+  template_data: {
+    USER_NAME: 'User',
+    LOGIN_URL: 'https://app.example/login',
+    SUPPORT_EMAIL: 'help@example.com',
+  },
+});
+
+async function failure(promise: Promise<unknown>) {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(isMailroomError(err));
+    return err;
+  }
+  assert.fail('expected a failure');
+}
+
+describe('email service core', () => {
+  let database: Database;
+  let fake: FakeSendGrid;
+  let email: EmailService;
+  const record = (emailId: string) => database.db.collection('emails').findOne({ email_id: emailId });
+
+  before(async () => {
+    fake = await new FakeSendGrid().start();
+    database = await connectDatabase(mongoUri(), uniqueName('email_core'));
+    const config = loadConfig({ SENDGRID_API_KEY: 'SG.test', SENDGRID_BASE_URL: fake.url });
+    email = createEmailService({ db: database.db, config, logger: createLogger('test', 'silent') });
+    await email.ensureIndexes();
+  });
+  after(async () => {
+    await fake.stop();
+    await database.db.dropDatabase();
+    await database.close();
+  });
+  beforeEach(() => fake.reset());
+
+  it('ensureIndexes is idempotent and makes email_id and view_key unique', async () => {
+    await email.ensureIndexes();
+    const indexes = await database.db.collection('emails').indexes();
+    const unique = indexes.filter((i) => i.unique).map((i) => Object.keys(i.key).join(','));
+    assert.ok(unique.includes('email_id'));
+    assert.ok(unique.includes('view_key'));
+  });
+
+  describe('idempotency key', () => {
+    it('a second call with the same key returns the same result and sends nothing', async () => {
+      const key = `wf-${randomUUID()}/activity-1`;
+      const first = await email.send(body(), caller, { idempotencyKey: key });
+      const second = await email.send(body(), caller, { idempotencyKey: key });
+      assert.deepEqual(second, first);
+      assert.equal(fake.received.length, 1);
+      assert.equal(await database.db.collection('emails').countDocuments({ idempotency_key: key }), 1);
+    });
+
+    it('concurrent calls with the same key send once; the others are told to retry', async () => {
+      const key = `wf-${randomUUID()}/activity-1`;
+      fake.delayMs = 100;
+      const results = await Promise.allSettled(
+        [1, 2, 3].map(() => email.send(body(), caller, { idempotencyKey: key })),
+      );
+      const fulfilled = results.filter((r) => r.status === 'fulfilled');
+      const rejected = results.filter((r) => r.status === 'rejected');
+      assert.equal(fulfilled.length, 1);
+      for (const r of rejected) {
+        assert.ok(isMailroomError(r.reason), String(r.reason));
+        assert.equal(r.reason.kind, 'transient');
+        assert.equal(r.reason.message, 'email send already in progress.');
+      }
+      assert.equal(fake.received.length, 1);
+      assert.equal(await database.db.collection('emails').countDocuments({ idempotency_key: key }), 1);
+      // Once done, a retry gets the result without sending.
+      const again = await email.send(body(), caller, { idempotencyKey: key });
+      assert.equal(again.email_id, fulfilled[0]!.value.email_id);
+      assert.equal(fake.received.length, 1);
+    });
+
+    it('a transient failure leaves the record pending; the retry reuses it and sends', async () => {
+      const key = `wf-${randomUUID()}/activity-2`;
+      fake.plan(503);
+      const err = await failure(email.send(body(), caller, { idempotencyKey: key }));
+      assert.equal(err.kind, 'transient');
+      const pending = await database.db.collection('emails').findOne({ idempotency_key: key });
+      assert.equal(pending?.['status'], 'pending');
+      assert.match(String(pending?.['error']), /^email provider unavailable/);
+
+      const retried = await email.send(body(), caller, { idempotencyKey: key });
+      assert.equal(retried.email_id, pending?.['email_id']);
+      const sent = await record(retried.email_id);
+      assert.equal(sent?.['status'], 'sent');
+      assert.equal(sent?.['error'], null);
+      assert.equal(fake.received.length, 2);
+      assert.equal(fake.accepted.length, 1);
+    });
+
+    it('a provider rejection is final: failed record, the retry answers the same error without sending', async () => {
+      const key = `wf-${randomUUID()}/activity-3`;
+      fake.plan(400);
+      const first = await failure(email.send(body(), caller, { idempotencyKey: key }));
+      assert.equal(first.kind, 'provider_rejected');
+      const again = await failure(email.send(body(), caller, { idempotencyKey: key }));
+      assert.equal(again.kind, 'provider_rejected');
+      assert.equal(again.message, first.message);
+      assert.equal(fake.received.length, 1);
+    });
+
+    it('markFailed finalises a pending keyed send; later calls do not send', async () => {
+      const key = `wf-${randomUUID()}/activity-4`;
+      fake.plan('network-error');
+      await failure(email.send(body(), caller, { idempotencyKey: key }));
+      await email.markFailed(key, 'gave up after 5 attempts');
+      const failed = await database.db.collection('emails').findOne({ idempotency_key: key });
+      assert.equal(failed?.['status'], 'failed');
+      assert.equal(failed?.['error'], 'gave up after 5 attempts');
+      const err = await failure(email.send(body(), caller, { idempotencyKey: key }));
+      assert.equal(err.message, 'gave up after 5 attempts');
+      assert.equal(fake.received.length, 1);
+    });
+
+    it('markFailed never overrides a sent record, and ignores unknown keys', async () => {
+      const key = `wf-${randomUUID()}/activity-5`;
+      const sent = await email.send(body(), caller, { idempotencyKey: key });
+      await email.markFailed(key, 'too late');
+      assert.equal((await record(sent.email_id))?.['status'], 'sent');
+      await email.markFailed(`unknown-${randomUUID()}`, 'whatever');
+    });
+  });
+
+  describe('status machine', () => {
+    it('concurrent out-of-order events converge on the furthest status', async () => {
+      const sent = await email.send(body(), caller);
+      const records = emailRecords(database.db);
+      const events = ['delivered', 'opened', 'delivered', 'clicked', 'delivered', 'opened'] as const;
+      await Promise.all(events.map((e) => records.applyEvent({ email_id: sent.email_id }, e)));
+      const stored = await record(sent.email_id);
+      assert.equal(stored?.['status'], 'opened');
+      assert.equal(stored?.['delivered'], true);
+      assert.equal(stored?.['opened'], true);
+      assert.equal(stored?.['clicked'], true);
+    });
+
+    it('a late "sent" never moves a delivered record back, but keeps the provider id', async () => {
+      const records = emailRecords(database.db);
+      const sent = await email.send(body(), caller);
+      await database.db
+        .collection('emails')
+        .updateOne({ email_id: sent.email_id }, { $set: { status: 'pending' } });
+      await records.applyEvent({ email_id: sent.email_id }, 'delivered');
+      await records.markSent(sent.email_id, 'late-id');
+      const stored = await record(sent.email_id);
+      assert.equal(stored?.['status'], 'delivered');
+      assert.equal(stored?.['provider_id'], 'late-id');
+    });
+
+    it('failed is terminal for delivery; an open still sets the flag', async () => {
+      fake.plan(400);
+      await failure(email.send(body('will fail'), caller));
+      const failed = await database.db.collection('emails').findOne({ subject: 'will fail' });
+      const records = emailRecords(database.db);
+      await records.applyEvent({ email_id: String(failed?.['email_id']) }, 'delivered');
+      await records.applyEvent({ email_id: String(failed?.['email_id']) }, 'opened');
+      const stored = await record(String(failed?.['email_id']));
+      assert.equal(stored?.['status'], 'failed');
+      assert.equal(stored?.['opened'], true);
+      assert.equal(stored?.['delivered'], true);
+    });
+
+    it('first-event times are kept ($min), time follows the latest open', async () => {
+      const sent = await email.send(body(), caller);
+      const records = emailRecords(database.db);
+      const t1 = new Date(Date.now() - 60_000);
+      const t2 = new Date();
+      await records.applyEvent({ email_id: sent.email_id }, 'opened', t2);
+      await records.applyEvent({ email_id: sent.email_id }, 'opened', t1);
+      const stored = await record(sent.email_id);
+      assert.equal((stored?.['opened_at'] as Date).getTime(), t1.getTime());
+    });
+
+    it('view keys are 32 base64url characters and distinct', async () => {
+      const a = await email.send(body(), caller);
+      const b = await email.send(body(), caller);
+      const keys = [(await record(a.email_id))?.['view_key'], (await record(b.email_id))?.['view_key']];
+      for (const k of keys) assert.match(String(k), /^[A-Za-z0-9_-]{32}$/);
+      assert.notEqual(keys[0], keys[1]);
+    });
+  });
+});

@@ -1,0 +1,293 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from 'mongodb';
+import type { Config } from '../config.ts';
+import { MailroomError, isDuplicateKeyError, isMailroomError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { createAttachmentFetcher, resolveAttachments, type AttachmentFetcher } from './attachments.ts';
+import { authorizeSend, authorizeStatus, isUuid, type Identity } from './auth.ts';
+import { sendBulk } from './bulk.ts';
+import type { Caller, EmailService, SendOptions, SendResult } from './contract.ts';
+import {
+  EMAIL_NOT_FOUND,
+  IN_PROGRESS,
+  NOT_CONFIGURED,
+  SENT_MESSAGE,
+  providerUnavailable,
+} from './messages.ts';
+import {
+  createSendGridProvider,
+  defaultSender,
+  type MailProvider,
+  type OutgoingAttachment,
+} from './provider.ts';
+import { HANDED_OVER, emailRecords, toStatus, type EmailRecord } from './records.ts';
+import { getTemplate, renderEmail } from './templates.ts';
+import { recordEvent, recordOpen } from './tracking.ts';
+import { isPlainObject, validateSendBody, type NormalizedSend } from './validate.ts';
+import { newViewKey } from './view-key.ts';
+import { createWebhookHandler } from './webhook.ts';
+
+/**
+ * The email core: validate → authorise → fetch attachments → record (pending)
+ * → render → deliver → record (sent | failed). One instance serves the HTTP
+ * gateway and the workflow activities.
+ *
+ * "No send is ever lost without a record" (DESIGN.md): once the input is
+ * valid, a record exists before the provider is called, and every outcome,
+ * including a missing API key, is written to it.
+ */
+
+export interface EmailServiceDeps {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  /** Replaces the SSRF-safe URL fetcher for attachments given by `path` (tests). */
+  fetchAttachment?: AttachmentFetcher;
+  /**
+   * Addresses the real fetcher may reach although private/loopback. Tests only
+   * (a local server is on 127.0.0.x); deliberately not a configuration variable.
+   */
+  attachmentAllowedAddresses?: string[];
+  /** Replaces SendGrid (tests of the core without HTTP); default from config.sendgrid. */
+  provider?: MailProvider;
+}
+
+export function createEmailService(deps: EmailServiceDeps): EmailService {
+  const { db, config, logger } = deps;
+  const records = emailRecords(db);
+  const provider = deps.provider ?? createSendGridProvider(config);
+  const fetcher =
+    deps.fetchAttachment ??
+    createAttachmentFetcher({
+      timeoutMs: config.attachmentFetchTimeoutMs,
+      allowAddresses: deps.attachmentAllowedAddresses ?? [],
+    });
+  const sender = defaultSender(config);
+  const handleWebhook = createWebhookHandler({
+    records,
+    publicKey: config.sendgrid.webhookPublicKey,
+    logger,
+  });
+
+  const pixelUrl = (viewKey: string) =>
+    `${config.publicBaseUrl}/api/email/track?view_key=${encodeURIComponent(viewKey)}`;
+
+  function newRecord(
+    input: NormalizedSend,
+    identity: Identity,
+    emailId: string,
+    key: string | undefined,
+  ): EmailRecord {
+    const now = new Date();
+    const first = input.to[0];
+    return {
+      email_id: emailId,
+      created_at: now,
+      updated_at: now,
+      subject: input.subject,
+      recipient_email: first?.email ?? '',
+      recipient_name: first?.name ?? '',
+      recipients: { to: input.to, cc: input.cc, bcc: input.bcc },
+      status: 'pending',
+      template_id: input.templateId,
+      opened: false,
+      delivered: false,
+      clicked: false,
+      view_key: newViewKey(),
+      resource_type_ref: input.resourceTypeRef ?? null,
+      resource_id_ref: input.resourceIdRef ?? null,
+      time: null,
+      company_id: identity.companyId ?? null,
+      organization_id: identity.organizationId ?? null,
+      user_id: identity.userId ?? null,
+      provider_id: null,
+      error: null,
+      error_kind: null,
+      ...(key === undefined ? {} : { idempotency_key: key }),
+      tags: input.tags,
+      locale: input.locale,
+      language: input.language,
+    };
+  }
+
+  /**
+   * How long a keyed attempt holds its record: longer than the provider's own
+   * timeout (30 s), so only a crashed attempt's lease ever expires.
+   */
+  const ATTEMPT_LEASE_MS = 60_000;
+
+  /** The answer for a record the provider already accepted (idempotent replay). */
+  const resultOf = (record: EmailRecord): SendResult => ({
+    email_id: record.email_id,
+    provider_id: record.provider_id ?? '',
+    message: SENT_MESSAGE,
+  });
+
+  /**
+   * The record this send writes to. Without a key: a new one. With a key: the
+   * one reserved for it, if a previous attempt created it; an attempt that
+   * already reached the provider is answered from the record instead.
+   */
+  async function claimRecord(
+    input: NormalizedSend,
+    identity: Identity,
+    key: string | undefined,
+  ): Promise<{ record: EmailRecord; isNew: boolean } | { done: SendResult }> {
+    if (key === undefined)
+      return { record: newRecord(input, identity, randomUUID(), undefined), isNew: true };
+    const emailId = await records.reserveIdempotencyKey(key, randomUUID());
+    const existing = await records.findById(emailId);
+    if (!existing) {
+      const record = newRecord(input, identity, emailId, key);
+      record.attempt_until = new Date(Date.now() + ATTEMPT_LEASE_MS);
+      return { record, isNew: true };
+    }
+    if (HANDED_OVER.includes(existing.status)) return { done: resultOf(existing) };
+    if (existing.status === 'failed')
+      throw new MailroomError(
+        existing.error_kind ?? 'provider_rejected',
+        existing.error ?? 'email sending failed.',
+      );
+    // Pending: a previous attempt failed transiently (retry it) or is still running (don't send twice).
+    if (!(await records.claimAttempt(emailId, new Date(Date.now() + ATTEMPT_LEASE_MS))))
+      throw new MailroomError('transient', IN_PROGRESS);
+    return { record: existing, isNew: false };
+  }
+
+  async function deliver(
+    input: NormalizedSend,
+    attachments: OutgoingAttachment[],
+    identity: Identity,
+    key: string | undefined,
+  ): Promise<SendResult> {
+    const claimed = await claimRecord(input, identity, key);
+    if ('done' in claimed) return claimed.done;
+    const { record } = claimed;
+    // Render before inserting: a rendering bug must not leave a pending record behind.
+    const rendered = renderEmail({
+      templateId: input.templateId,
+      data: input.templateData,
+      subject: input.subject,
+      trackingPixelUrl: pixelUrl(record.view_key),
+      ...(input.templateId === 'custom' && input.htmlBody !== undefined ? { htmlBody: input.htmlBody } : {}),
+    });
+    if (claimed.isNew) {
+      try {
+        await records.insert(record);
+      } catch (err) {
+        // A concurrent attempt with the same key inserted first: answer as it will.
+        if (key !== undefined && isDuplicateKeyError(err)) return deliver(input, attachments, identity, key);
+        throw err;
+      }
+    }
+
+    if (!provider) {
+      await records.markFailed(record.email_id, NOT_CONFIGURED, 'not_configured');
+      throw new MailroomError('not_configured', NOT_CONFIGURED);
+    }
+
+    let providerId: string;
+    try {
+      ({ providerId } = await provider.send({
+        emailId: record.email_id,
+        from: input.from ?? sender,
+        to: input.to,
+        cc: input.cc,
+        bcc: input.bcc,
+        replyTo: input.replyTo,
+        subject: input.subject,
+        html: rendered.html,
+        text: rendered.text,
+        attachments,
+        categories: input.tags,
+      }));
+    } catch (err) {
+      const failure = isMailroomError(err)
+        ? err
+        : new MailroomError('transient', providerUnavailable(String((err as Error)?.message ?? err)), {
+            cause: err,
+          });
+      logger.warn(
+        { email_id: record.email_id, kind: failure.kind, reason: failure.message },
+        'email send failed',
+      );
+      // A keyed (workflow) send will be retried by the activity: keep it pending.
+      if (key !== undefined && failure.kind === 'transient')
+        await records.noteAttemptFailed(record.email_id, failure.message, failure.kind);
+      else await records.markFailed(record.email_id, failure.message, failure.kind);
+      throw failure;
+    }
+
+    try {
+      await records.markSent(record.email_id, providerId);
+    } catch (err) {
+      // The provider has the message: answering failure would invite a second
+      // send. The record stays pending; webhook events still move it forward.
+      logger.error(
+        { err, email_id: record.email_id, provider_id: providerId },
+        'email sent but record not updated',
+      );
+    }
+    return { email_id: record.email_id, provider_id: providerId, message: SENT_MESSAGE };
+  }
+
+  async function send(body: unknown, caller: Caller, options: SendOptions = {}): Promise<SendResult> {
+    // Authorise first: unauthenticated callers get 401, not details about their payload.
+    const templateId =
+      isPlainObject(body) && typeof body['template_id'] === 'string' ? body['template_id'] : '';
+    const identity = authorizeSend(caller, getTemplate(templateId)?.requiresAuth ?? true);
+    const input = validateSendBody(body, config.blockedEmailDomains);
+    const attachments = await resolveAttachments(input.attachments, fetcher);
+    return deliver(input, attachments, identity, options.idempotencyKey);
+  }
+
+  return {
+    async ensureIndexes() {
+      await records.ensureIndexes();
+    },
+
+    send,
+
+    sendBulk(body, caller) {
+      return sendBulk({ send: (item, c) => send(item, c), logger }, body, caller);
+    },
+
+    async getStatus(emailId, caller) {
+      const identity = authorizeStatus(caller);
+      const notFound = new MailroomError('not_found', EMAIL_NOT_FOUND);
+      if (!isUuid(emailId)) throw notFound;
+      const record = await records.findById(emailId.toLowerCase());
+      if (!record) throw notFound;
+      // Another tenant's record is "not found", never "forbidden": existence is not disclosed.
+      const visible = record.company_id
+        ? record.company_id === identity.companyId
+        : record.user_id !== null && record.user_id === identity.userId;
+      if (!visible) throw notFound;
+      return toStatus(record);
+    },
+
+    async recordOpen(viewKey) {
+      try {
+        await recordOpen(records, viewKey);
+      } catch (err) {
+        // The pixel must always render; a lost open is logged, not surfaced.
+        logger.error({ err }, 'recording an open failed');
+      }
+    },
+
+    recordEvent(body) {
+      return recordEvent(records, body);
+    },
+
+    handleSendGridWebhook(rawBody, headers) {
+      return handleWebhook(rawBody, headers);
+    },
+
+    async markFailed(idempotencyKey, reason) {
+      const emailId = await records.findIdByIdempotencyKey(idempotencyKey);
+      if (!emailId) return;
+      const record = await records.findById(emailId);
+      await records.markFailed(emailId, reason, record?.error_kind ?? 'transient');
+    },
+  };
+}

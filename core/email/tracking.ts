@@ -1,0 +1,38 @@
+import { MailroomError } from '../errors.ts';
+import { EMAIL_NOT_FOUND, invalidEventType } from './messages.ts';
+import type { EmailRecords } from './records.ts';
+import { TRACK_EVENT_TYPES, TrackBodySchema, type TrackBody, type TrackEventType } from './schema.ts';
+import { assertSchema } from './validate.ts';
+
+/**
+ * Opens and events reported through the tracking endpoints (no auth headers:
+ * the unguessable view key is the credential).
+ *
+ * delivered → `delivered` flag, status delivered if not already further on;
+ * opened    → `opened` flag, `time` = now, status opened if allowed;
+ * clicked   → `clicked` flag and counts as an open.
+ * Repeats are harmless: the same flags are set again, the status cannot move back.
+ */
+
+/** View keys are 32 base64url characters; anything far off is not looked up. */
+const VIEW_KEY_SHAPE = /^[A-Za-z0-9_-]{16,128}$/;
+
+export const looksLikeViewKey = (value: unknown): value is string =>
+  typeof value === 'string' && VIEW_KEY_SHAPE.test(value);
+
+/** Pixel GET: unknown or missing key does nothing (the pixel must never reveal whether a key exists). */
+export async function recordOpen(records: EmailRecords, viewKey: string | undefined): Promise<void> {
+  if (!looksLikeViewKey(viewKey)) return;
+  await records.applyEvent({ view_key: viewKey }, 'opened');
+}
+
+/** POST /api/email/track. */
+export async function recordEvent(records: EmailRecords, body: unknown): Promise<void> {
+  assertSchema<TrackBody>(TrackBodySchema, body);
+  if (!(TRACK_EVENT_TYPES as readonly string[]).includes(body.event_type))
+    throw new MailroomError('validation', invalidEventType(TRACK_EVENT_TYPES));
+  const event = body.event_type as TrackEventType;
+  const applied =
+    looksLikeViewKey(body.view_key) && (await records.applyEvent({ view_key: body.view_key }, event));
+  if (!applied) throw new MailroomError('not_found', EMAIL_NOT_FOUND);
+}

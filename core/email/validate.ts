@@ -1,0 +1,200 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { TSchema } from '@sinclair/typebox';
+import { MailroomError } from '../errors.ts';
+import {
+  dedupeRecipients,
+  isBlockedDomain,
+  isValidMailbox,
+  parseMailbox,
+  toAddressList,
+  type Address,
+} from './addresses.ts';
+import * as msg from './messages.ts';
+import {
+  MAX_ATTACHMENT_BYTES,
+  MAX_ATTACHMENTS,
+  MAX_RECIPIENTS,
+  MAX_TOTAL_ATTACHMENT_BYTES,
+  SendBodySchema,
+  SUBJECT_MAX_LENGTH,
+  type SendBody,
+} from './schema.ts';
+import { getTemplate, missingVariables } from './templates.ts';
+
+/**
+ * Turns an untrusted send body into a NormalizedSend, or throws
+ * MailroomError('validation') with the seed's message. Checks run in a fixed
+ * precedence so a body with several problems always gets the same answer:
+ * shape of the body → recipient → subject → template_id → field types and
+ * unknown fields → subject length/line breaks → template exists → addresses →
+ * blocked domains → recipient count → attachments → template variables.
+ */
+
+export interface AttachmentInput {
+  filename?: string | undefined;
+  /** base64 with whitespace removed. */
+  content?: string | undefined;
+  contentType?: string | undefined;
+  path?: string | undefined;
+}
+
+export interface NormalizedSend {
+  to: Address[];
+  cc: Address[];
+  bcc: Address[];
+  from: Address | undefined;
+  replyTo: Address | undefined;
+  subject: string;
+  templateId: string;
+  templateData: Record<string, string>;
+  htmlBody: string | undefined;
+  attachments: AttachmentInput[];
+  tags: string[];
+  resourceTypeRef: string | undefined;
+  resourceIdRef: string | undefined;
+  locale: string;
+  language: string;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: false, useDefaults: true });
+const compiled = new Map<TSchema, ValidateFunction>();
+
+const fail = (message: string) => new MailroomError('validation', message);
+
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `/attachments/0/filename` → `attachments[0].filename`. */
+function fieldPath(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (extra !== undefined) parts.push(extra);
+  return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
+}
+
+const RECIPIENT_FIELDS = new Set(['to', 'cc', 'bcc']);
+
+/** One clear message for the first problem ajv found (unknown fields first: they are usually typos). */
+export function describeSchemaErrors(errors: readonly ErrorObject[]): string {
+  const unknown = errors.find((e) => e.keyword === 'additionalProperties');
+  if (unknown)
+    return msg.unknownField(fieldPath(unknown.instancePath, String(unknown.params['additionalProperty'])));
+  const first = errors[0];
+  if (!first) return msg.BODY_NOT_OBJECT;
+  const top = first.instancePath.split('/')[1] ?? '';
+  if (RECIPIENT_FIELDS.has(top))
+    return msg.invalidField(top, 'expected an address string, an {email, name} object or an array of them');
+  if (first.keyword === 'required')
+    return msg.missingRequiredFields([
+      fieldPath(first.instancePath, String(first.params['missingProperty'])),
+    ]);
+  return msg.invalidField(fieldPath(first.instancePath) || 'body', first.message ?? 'is invalid');
+}
+
+/** Validates `value` against a TypeBox schema (applying defaults), throwing a validation MailroomError. */
+export function assertSchema<T>(schema: TSchema, value: unknown): asserts value is T {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  if (!validate(value)) throw fail(describeSchemaErrors(validate.errors ?? []));
+}
+
+const isBlank = (value: unknown) =>
+  value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+
+function hasNoRecipient(to: unknown): boolean {
+  if (isBlank(to)) return true;
+  if (Array.isArray(to)) return to.length === 0 || to.every((t) => isBlank(t));
+  return false;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Decoded byte length of a well-formed base64 string. */
+export function base64DecodedLength(b64: string): number {
+  const padding = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
+  return (b64.length / 4) * 3 - padding;
+}
+
+/** Strict base64 (standard alphabet, padded); MIME line breaks are tolerated and removed. */
+export function normalizeBase64(content: string): string | undefined {
+  const compact = content.replace(/[\r\n\t ]/g, '');
+  if (compact.length === 0 || compact.length % 4 !== 0 || !BASE64.test(compact)) return undefined;
+  return compact;
+}
+
+function checkAttachments(attachments: SendBody['attachments']): AttachmentInput[] {
+  const list = attachments ?? [];
+  if (list.length > MAX_ATTACHMENTS) throw fail(msg.TOO_MANY_ATTACHMENTS);
+  let total = 0;
+  return list.map((a, i) => {
+    const hasContent = a.content !== undefined;
+    const hasPath = a.path !== undefined;
+    if (hasContent && hasPath) throw fail(msg.ATTACHMENT_CONTENT_AND_PATH);
+    if (!hasContent && !hasPath)
+      throw fail(msg.missingRequiredFields([`attachments[${i}].content or attachments[${i}].path`]));
+    if (hasPath) return { filename: a.filename, contentType: a.contentType, path: a.path };
+    if (a.filename === undefined) throw fail(msg.missingRequiredFields([`attachments[${i}].filename`]));
+    const content = normalizeBase64(a.content ?? '');
+    if (content === undefined) throw fail(msg.INVALID_BASE64);
+    const size = base64DecodedLength(content);
+    total += size;
+    if (size > MAX_ATTACHMENT_BYTES || total > MAX_TOTAL_ATTACHMENT_BYTES)
+      throw fail(msg.ATTACHMENT_TOO_LARGE);
+    return { filename: a.filename, contentType: a.contentType, content };
+  });
+}
+
+/** Checks the caller-independent parts of a send body. `schema` lets bulk items allow their `id`. */
+export function validateSendBody(
+  body: unknown,
+  blockedDomains: readonly string[],
+  schema: TSchema = SendBodySchema,
+): NormalizedSend {
+  if (!isPlainObject(body)) throw fail(msg.BODY_NOT_OBJECT);
+  if (hasNoRecipient(body['to'])) throw fail(msg.RECIPIENT_REQUIRED);
+  if (isBlank(body['subject'])) throw fail(msg.SUBJECT_REQUIRED);
+  if (isBlank(body['template_id'])) throw fail(msg.missingRequiredFields(['template_id']));
+  assertSchema<SendBody>(schema, body);
+
+  if (body.subject.length > SUBJECT_MAX_LENGTH) throw fail(msg.SUBJECT_TOO_LONG);
+  if (/[\r\n]/.test(body.subject)) throw fail(msg.SUBJECT_LINE_BREAK);
+  if (!getTemplate(body.template_id)) throw fail(msg.TEMPLATE_NOT_FOUND);
+
+  const lists = { to: toAddressList(body.to), cc: toAddressList(body.cc), bcc: toAddressList(body.bcc) };
+  const from = body.from === undefined ? undefined : parseMailbox(body.from);
+  const replyTo = body.reply_to === undefined ? undefined : parseMailbox(body.reply_to);
+  const everyRecipient = [...lists.to, ...lists.cc, ...lists.bcc];
+  if (body.from !== undefined && (!from || !isValidMailbox(from))) throw fail(msg.INVALID_EMAIL_ADDRESS);
+  if (body.reply_to !== undefined && (!replyTo || !isValidMailbox(replyTo)))
+    throw fail(msg.INVALID_EMAIL_ADDRESS);
+  if (!everyRecipient.every(isValidMailbox)) throw fail(msg.INVALID_EMAIL_ADDRESS);
+  if (everyRecipient.some((a) => isBlockedDomain(a.email, blockedDomains)))
+    throw fail(msg.DOMAIN_NOT_ALLOWED);
+  if (everyRecipient.length > MAX_RECIPIENTS) throw fail(msg.TOO_MANY_RECIPIENTS);
+
+  const attachments = checkAttachments(body.attachments);
+
+  const templateData = body.template_data ?? {};
+  const missing = missingVariables(body.template_id, templateData);
+  if (missing.length > 0) throw fail(msg.missingRequiredFields(missing));
+  if (body.template_id === 'custom' && isBlank(body.html_body))
+    throw fail(msg.missingRequiredFields(['html_body']));
+
+  return {
+    ...dedupeRecipients(lists),
+    from,
+    replyTo,
+    subject: body.subject.trim(),
+    templateId: body.template_id,
+    templateData,
+    htmlBody: body.html_body,
+    attachments,
+    tags: body.tags ?? [],
+    resourceTypeRef: body.resource_type_ref,
+    resourceIdRef: body.resource_id_ref,
+    locale: body.locale ?? 'en-us',
+    language: body.language ?? 'en',
+  };
+}

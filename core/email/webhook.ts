@@ -1,0 +1,89 @@
+import { EventWebhook } from '@sendgrid/eventwebhook';
+import { MailroomError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { INVALID_WEBHOOK_SIGNATURE, WEBHOOK_BODY_NOT_ARRAY } from './messages.ts';
+import type { EmailRecords, TrackedEvent } from './records.ts';
+import { isUuid } from './auth.ts';
+
+/**
+ * SendGrid's Event Webhook (POST /api/email/webhooks/sendgrid).
+ *
+ * With SENDGRID_WEBHOOK_PUBLIC_KEY set, every request must carry a valid
+ * ECDSA signature over `timestamp + raw body` (SendGrid's "Signed Event
+ * Webhook"); without it the webhook is open (fine for dev, not production).
+ * Events find their record through the `email_id` custom arg every send sets
+ * (SendGrid puts custom args at the top level of each event). Unknown ids and
+ * event types are ignored and the answer is 2xx either way: a non-2xx makes
+ * SendGrid retry for 24 hours, which cannot help.
+ */
+
+export const SIGNATURE_HEADER = 'x-twilio-email-event-webhook-signature';
+export const TIMESTAMP_HEADER = 'x-twilio-email-event-webhook-timestamp';
+
+/** SendGrid event name → what it means for the record. */
+const EVENT_MAP: Record<string, TrackedEvent> = {
+  delivered: 'delivered',
+  open: 'opened',
+  click: 'clicked',
+  bounce: 'bounced',
+  dropped: 'bounced',
+};
+
+type Headers = Record<string, string | string[] | undefined>;
+
+const header = (headers: Headers, name: string): string | undefined => {
+  const found = Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
+  return Array.isArray(found) ? found[0] : found;
+};
+
+export function createWebhookHandler(deps: {
+  records: EmailRecords;
+  publicKey: string | undefined;
+  logger: Logger;
+}) {
+  const verifier = new EventWebhook();
+  const key = deps.publicKey ? verifier.convertPublicKeyToECDSA(deps.publicKey) : undefined;
+
+  function verify(rawBody: string, headers: Headers): void {
+    if (!key) return;
+    const signature = header(headers, SIGNATURE_HEADER);
+    const timestamp = header(headers, TIMESTAMP_HEADER);
+    let valid = false;
+    if (signature && timestamp) {
+      try {
+        valid = verifier.verifySignature(key, rawBody, signature, timestamp);
+      } catch {
+        valid = false; // malformed signature encoding
+      }
+    }
+    if (!valid) throw new MailroomError('unauthorized', INVALID_WEBHOOK_SIGNATURE);
+  }
+
+  return async function handleSendGridWebhook(
+    rawBody: string,
+    headers: Headers,
+  ): Promise<{ applied: number }> {
+    verify(rawBody, headers);
+    let events: unknown;
+    try {
+      events = JSON.parse(rawBody);
+    } catch {
+      throw new MailroomError('validation', WEBHOOK_BODY_NOT_ARRAY);
+    }
+    if (!Array.isArray(events)) throw new MailroomError('validation', WEBHOOK_BODY_NOT_ARRAY);
+    let applied = 0;
+    for (const event of events) {
+      const e = event as { email_id?: unknown; event?: unknown; timestamp?: unknown } | null;
+      const mapped = typeof e?.event === 'string' ? EVENT_MAP[e.event] : undefined;
+      if (!mapped || !isUuid(e?.email_id)) continue;
+      // SendGrid's `timestamp` is Unix seconds; fall back to now if absent or absurd.
+      const at =
+        typeof e.timestamp === 'number' && e.timestamp > 0 && e.timestamp < 1e11
+          ? new Date(e.timestamp * 1000)
+          : new Date();
+      if (await deps.records.applyEvent({ email_id: e.email_id.toLowerCase() }, mapped, at)) applied++;
+    }
+    deps.logger.debug({ received: events.length, applied }, 'sendgrid webhook');
+    return { applied };
+  };
+}
