@@ -1,0 +1,26 @@
+import type { Db } from 'mongodb';
+import type { Config } from '../core/config.ts';
+import type { EmailService } from '../core/email/contract.ts';
+import { createEmailActivities } from './email.ts';
+import { createUserActivities } from './users.ts';
+
+export interface ActivityDeps {
+  db: Db;
+  email: EmailService;
+  config: Config;
+}
+
+/**
+ * Every activity the worker registers, built from its dependencies (Temporal
+ * samples style). Workflows import only the *type* `Activities`.
+ */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createUserActivities(deps),
+    ...createEmailActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;
+export type { UserSummary } from './users.ts';
+export type { SentEmail, WelcomeEmailRequest, EinEmailRequest } from './email.ts';

@@ -1,0 +1,67 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { WorkflowHarness } from './testing.ts';
+
+/** DELETE /api/workflow/:workflowName?runId=… against the real Temporal server and a real worker. */
+const h = new WorkflowHarness();
+before(async () => {
+  await h.start();
+  await h.startWorker();
+});
+after(() => h.stop());
+
+describe('DELETE /api/workflow/:workflowName', () => {
+  it('cancels a running run: 202 cancelling, then the run is cancelled', async () => {
+    const userId = `user-${randomUUID()}`;
+    await h.insertUser({ _id: userId, email: `${userId}@example.com`, name: 'Ada' });
+    h.fake.delayMs = 3000;
+    const { body } = await h.trigger('send-welcome-email', { userId });
+    const runId = body['runId'] as string;
+    await h.waitForStatus('send-welcome-email', runId, 'running');
+
+    const res = await h.request('DELETE', `/api/workflow/send-welcome-email?runId=${runId}`);
+    assert.equal(res.status, 202);
+    assert.deepEqual(res.body, {
+      success: true,
+      runId,
+      workflowName: 'send-welcome-email',
+      status: 'cancelling',
+    });
+
+    const run = await h.waitForStatus('send-welcome-email', runId, 'cancelled');
+    assert.equal(run.result, null);
+    assert.equal(run.error, null);
+    const user = await h.database.db
+      .collection<{ _id: string; welcomeEmailSent?: boolean; welcomeEmailRunId?: string }>('users')
+      .findOne({ _id: userId });
+    assert.notEqual(user?.welcomeEmailSent, true);
+    // The cancelled run released its claim on the welcome email: a later run may send it.
+    assert.equal(user?.welcomeEmailRunId, undefined);
+    h.fake.reset();
+  });
+
+  it('answers 409 for a run that already closed', async () => {
+    const { body } = await h.trigger('send-welcome-email', { userId: 'nobody' });
+    const runId = body['runId'] as string;
+    await h.waitForStatus('send-welcome-email', runId, 'failed');
+    const res = await h.request('DELETE', `/api/workflow/send-welcome-email?runId=${runId}`);
+    assert.equal(res.status, 409);
+    assert.deepEqual(res.body, { success: false, error: 'workflow run is already closed' });
+  });
+
+  it('answers 400 without runId, 404 for an unknown run or another workflow', async () => {
+    const missing = await h.request('DELETE', '/api/workflow/send-welcome-email');
+    assert.equal(missing.status, 400);
+    assert.deepEqual(missing.body, { success: false, error: 'runId query parameter is required' });
+    const unknown = await h.request('DELETE', `/api/workflow/send-welcome-email?runId=nope-${randomUUID()}`);
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(unknown.body, { success: false, error: 'workflow run not found' });
+    const { body } = await h.trigger('send-welcome-email', { userId: 'nobody' });
+    const other = await h.request(
+      'DELETE',
+      `/api/workflow/send-email-received-ein?runId=${body['runId'] as string}`,
+    );
+    assert.equal(other.status, 404);
+  });
+});

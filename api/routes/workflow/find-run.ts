@@ -1,0 +1,40 @@
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import type { Caller } from '../../../core/email/contract.ts';
+import type { WorkflowDefinition } from '../../../core/workflows/registry.ts';
+import { CALLER_MEMO_KEY } from '../../../workflows/memo.ts';
+import { HttpError } from '../../errors.ts';
+import { RUN_NOT_FOUND, TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+
+/** `?runId=` must be one non-empty string (seed: 400 when absent). */
+export function runIdFromQuery(value: string | string[] | undefined): string {
+  const runId = Array.isArray(value) ? value[0] : value;
+  if (!runId) throw new HttpError(400, 'runId query parameter is required');
+  return runId;
+}
+
+/**
+ * The run with this id, if it is a run of `def` and the caller may see it. A
+ * run of another workflow is answered exactly like an unknown one (404) so a
+ * path cannot be used to peek at runs of other workflows. A run triggered with
+ * `X-Company-Id` belongs to that company: asking without the same header is
+ * also 404 (tenant isolation, as for email records). Runs triggered without
+ * identity are reachable by their unguessable runId alone.
+ */
+export async function describeRun(
+  temporal: Client,
+  def: WorkflowDefinition,
+  runId: string,
+  caller: Caller,
+): Promise<{ handle: WorkflowHandle; desc: WorkflowExecutionDescription }> {
+  const handle = temporal.workflow.getHandle(runId);
+  let desc: WorkflowExecutionDescription;
+  try {
+    desc = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.describe());
+  } catch (err) {
+    throw temporalError(err, 'failed to read workflow run');
+  }
+  if (desc.type !== def.workflowType) throw new HttpError(404, RUN_NOT_FOUND);
+  const owner = (desc.memo?.[CALLER_MEMO_KEY] as Caller | undefined)?.companyId;
+  if (owner !== undefined && owner !== caller.companyId) throw new HttpError(404, RUN_NOT_FOUND);
+  return { handle, desc };
+}

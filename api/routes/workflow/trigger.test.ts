@@ -1,0 +1,239 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { WorkflowHarness } from './testing.ts';
+import { createApp } from '../../app.ts';
+import { createLogger } from '../../../core/logger.ts';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * POST /api/workflow/:workflowName against the real Temporal server. Runs
+ * started here stay on a task queue no worker polls, so nothing executes:
+ * these tests look at what the gateway accepts and what it starts.
+ */
+const h = new WorkflowHarness();
+before(() => h.start());
+after(() => h.stop());
+
+const ein = () => ({
+  userId: randomUUID(),
+  companyId: randomUUID(),
+  organizationId: randomUUID(),
+  emailAction: 'ein-verified',
+  recipients: ['owner@example.com'],
+});
+
+describe('POST /api/workflow/:workflowName', () => {
+  it('starts a run and answers 202 with its runId and the workflow name', async () => {
+    const res = await h.trigger('send-welcome-email', { userId: 'u-1' });
+    assert.equal(res.status, 202);
+    assert.equal(res.body['success'], true);
+    assert.equal(res.body['workflowName'], 'send-welcome-email');
+    const runId = res.body['runId'] as string;
+    assert.match(runId, /^send-welcome-email-[0-9a-f-]{36}$/);
+    const desc = await h.temporal.workflow.getHandle(runId).describe();
+    assert.equal(desc.type, 'sendWelcomeEmail');
+    assert.equal(desc.taskQueue, h.taskQueue);
+    await h.temporal.workflow.getHandle(runId).terminate('test cleanup');
+  });
+
+  it('answers 404 naming an unknown workflow', async () => {
+    const res = await h.trigger('send-goodbye-email', { userId: 'u-1' });
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { success: false, error: "workflow 'send-goodbye-email' not found" });
+  });
+
+  it('lists every missing required field (canonical names) and starts nothing', async () => {
+    const res = await h.trigger('send-email-received-ein', {
+      user_id: randomUUID(),
+      recipients: ['a@example.com'],
+    });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, {
+      success: false,
+      error: 'missing required fields: companyId, organizationId, emailAction',
+    });
+    const welcome = await h.trigger('send-welcome-email', {});
+    assert.deepEqual(welcome.body, { success: false, error: 'missing required fields: userId' });
+  });
+
+  it('rejects wrong types, bad addresses and non-object bodies with a clear 400', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ userId: 42 }, 'userId must be a string'],
+      [{ userId: '' }, 'userId must not be empty'],
+      [[{ userId: 'u' }], 'request body must be a JSON object'],
+    ];
+    for (const [body, error] of cases) {
+      const res = await h.trigger('send-welcome-email', body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.deepEqual(res.body, { success: false, error });
+    }
+    const einCases: Array<[Record<string, unknown>, string]> = [
+      [{ recipients: 'owner@example.com' }, 'recipients must be an array'],
+      [{ recipients: [] }, 'recipients must contain at least 1 item(s)'],
+      [{ recipients: ['not-an-address'] }, 'recipients[0] must be a valid email address'],
+      [{ ccs: ['ok@example.com', 'nope'] }, 'ccs[1] must be a valid email address'],
+      [{ companyId: 'acme' }, 'companyId must be a UUID'],
+      [{ userId: 'u-1' }, 'userId must be a UUID'],
+      [{ organization_id: '123' }, 'organizationId must be a UUID'],
+    ];
+    for (const [patch, error] of einCases) {
+      const body = { ...ein(), ...patch };
+      if ('organization_id' in patch) delete (body as Record<string, unknown>)['organizationId'];
+      const res = await h.trigger('send-email-received-ein', body);
+      assert.equal(res.status, 400, JSON.stringify(patch));
+      assert.deepEqual(res.body, { success: false, error });
+    }
+  });
+
+  it('answers 400 listing the accepted values for an unknown emailAction', async () => {
+    const res = await h.trigger('send-email-received-ein', { ...ein(), emailAction: 'ein-exploded' });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, {
+      success: false,
+      error: 'emailAction must be one of: ein-received, ein-verified, ein-rejected',
+    });
+  });
+
+  it('answers 400 for malformed JSON', async () => {
+    const res = await h.request('POST', '/api/workflow/send-welcome-email', '{"userId":', {
+      'content-type': 'application/json',
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body['success'], false);
+  });
+
+  it('normalises snake_case keys to camelCase before the run starts and drops unknown keys', async () => {
+    const id = ein();
+    const res = await h.trigger('send-email-received-ein', {
+      user_id: id.userId,
+      company_id: id.companyId,
+      organization_id: id.organizationId,
+      email_action: 'ein-received',
+      recipient_name: 'Grace',
+      recipients: id.recipients,
+      resource_id_ref: 'ein-9',
+      ccs: ['cfo@example.com'],
+      debug: true,
+    });
+    assert.equal(res.status, 202);
+    const handle = h.temporal.workflow.getHandle(res.body['runId'] as string);
+    const { events } = await handle.fetchHistory();
+    const started = events?.[0]?.workflowExecutionStartedEventAttributes;
+    const payload = started?.input?.payloads?.[0]?.data;
+    assert.ok(payload);
+    assert.deepEqual(JSON.parse(Buffer.from(payload).toString('utf8')), {
+      userId: id.userId,
+      companyId: id.companyId,
+      organizationId: id.organizationId,
+      emailAction: 'ein-received',
+      recipientName: 'Grace',
+      recipients: id.recipients,
+      resource_id_ref: 'ein-9',
+      ccs: ['cfo@example.com'],
+    });
+    await handle.terminate('test cleanup');
+  });
+
+  it('refuses both spellings of a key with different values', async () => {
+    const res = await h.trigger('send-email-received-ein', { ...ein(), user_id: randomUUID() });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, { success: false, error: 'conflicting fields: user_id and userId' });
+  });
+
+  it('carries the caller identity headers as the run memo', async () => {
+    const caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
+    const res = await h.trigger(
+      'send-welcome-email',
+      { userId: 'u-memo' },
+      {
+        'X-Company-Id': caller.companyId,
+        'X-Organization-Id': caller.organizationId,
+        'X-User-Id': caller.userId,
+      },
+    );
+    const handle = h.temporal.workflow.getHandle(res.body['runId'] as string);
+    const desc = await handle.describe();
+    assert.deepEqual(desc.memo?.['caller'], caller);
+    await handle.terminate('test cleanup');
+  });
+
+  it('refuses oversized identity headers and Idempotency-Keys', async () => {
+    const long = 'x'.repeat(256);
+    const header = await h.trigger('send-welcome-email', { userId: 'u' }, { 'X-Company-Id': long });
+    assert.equal(header.status, 400);
+    assert.deepEqual(header.body, { success: false, error: 'invalid x-company-id header' });
+    const key = await h.trigger('send-welcome-email', { userId: 'u' }, { 'Idempotency-Key': long });
+    assert.equal(key.status, 400);
+    assert.deepEqual(key.body, {
+      success: false,
+      error: 'Idempotency-Key must be at most 255 printable characters',
+    });
+  });
+
+  it('with an Idempotency-Key, returns the same runId and starts nothing new, even after the run closed', async () => {
+    const key = randomUUID();
+    const first = await h.trigger('send-welcome-email', { userId: 'u-idem' }, { 'Idempotency-Key': key });
+    assert.equal(first.status, 202);
+    const runId = first.body['runId'] as string;
+    assert.match(runId, /^send-welcome-email-[0-9a-f]{40}$/);
+    const handle = h.temporal.workflow.getHandle(runId);
+    const { runId: temporalRunId } = await handle.describe();
+
+    const again = await h.trigger('send-welcome-email', { userId: 'u-idem' }, { 'Idempotency-Key': key });
+    assert.equal(again.status, 202);
+    assert.equal(again.body['runId'], runId);
+    assert.equal((await handle.describe()).runId, temporalRunId);
+
+    await handle.terminate('closed before the retry');
+    const afterClose = await h.trigger(
+      'send-welcome-email',
+      { userId: 'u-idem' },
+      { 'Idempotency-Key': key },
+    );
+    assert.equal(afterClose.status, 202);
+    assert.equal(afterClose.body['runId'], runId);
+    const desc = await handle.describe();
+    assert.equal(desc.runId, temporalRunId);
+    assert.equal(desc.status.name, 'TERMINATED');
+
+    // The same key from another company is another trigger.
+    const other = await h.trigger(
+      'send-welcome-email',
+      { userId: 'u-idem' },
+      {
+        'Idempotency-Key': key,
+        'X-Company-Id': randomUUID(),
+      },
+    );
+    assert.notEqual(other.body['runId'], runId);
+    await h.temporal.workflow.getHandle(other.body['runId'] as string).terminate('test cleanup');
+  });
+
+  it('answers 500 with the cause when Temporal is unreachable', async () => {
+    // No retry interceptor: the refused connection surfaces at once instead of after the deadline.
+    const connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [] });
+    const temporal = new Client({ connection });
+    const app = createApp({ ...h, logger: createLogger('test', 'silent'), db: h.database.db, temporal });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    try {
+      const res = await fetch(
+        `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/workflow/send-welcome-email`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ userId: 'u-1' }),
+        },
+      );
+      assert.equal(res.status, 500);
+      const body = (await res.json()) as Record<string, unknown>;
+      assert.equal(body['success'], false);
+      assert.match(String(body['error']), /^failed to start workflow: .+/);
+    } finally {
+      server.close();
+      await connection.close().catch(() => undefined);
+    }
+  });
+});

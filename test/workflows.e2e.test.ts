@@ -1,0 +1,239 @@
+/**
+ * Both workflows end to end through HTTP: a real gateway, the real Temporal
+ * server, in-process workers running the real activities and email core over
+ * a real MongoDB-protocol database, and a fake SendGrid over real HTTP.
+ * Every run status is observed for real.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { ObjectId } from 'mongodb';
+import { WorkflowHarness } from '../api/routes/workflow/testing.ts';
+
+const h = new WorkflowHarness();
+before(async () => {
+  await h.start();
+  await h.startWorker();
+});
+after(() => h.stop());
+
+const ids = () => ({ userId: randomUUID(), companyId: randomUUID(), organizationId: randomUUID() });
+
+async function newUser(fields: { welcomeEmailSent?: boolean; name?: string } = {}) {
+  const _id = `user-${randomUUID()}`;
+  await h.insertUser({ _id, email: `${_id}@example.com`, name: 'Ada Lovelace', ...fields });
+  return _id;
+}
+
+async function until(probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function users() {
+  return h.database.db.collection<{ _id: string; welcomeEmailSent?: boolean; welcomeEmailSentAt?: Date }>(
+    'users',
+  );
+}
+
+describe('send-welcome-email', () => {
+  it('sends the welcome email once, flags the user and completes with result.result', async () => {
+    h.fake.reset();
+    const userId = await newUser();
+    const started = await h.trigger('send-welcome-email', { userId });
+    assert.equal(started.status, 202);
+    assert.equal(started.body['success'], true);
+    assert.equal(started.body['workflowName'], 'send-welcome-email');
+    const runId = started.body['runId'] as string;
+    assert.match(runId, /^send-welcome-email-[0-9a-f-]{36}$/);
+
+    const run = await h.waitForStatus('send-welcome-email', runId, 'completed');
+    assert.equal(run.success, true);
+    assert.equal(run.runId, runId);
+    assert.equal(run.error, null);
+    assert.equal(run.result?.result['message'], 'welcome email sent');
+    assert.equal(run.result?.result['userId'], userId);
+    assert.ok(Date.parse(run.createdAt) <= Date.parse(run.updatedAt));
+
+    assert.equal(h.fake.accepted.length, 1);
+    const mail = h.fake.accepted[0]!.body;
+    assert.equal(mail.personalizations[0]!.to[0]!.email, `${userId}@example.com`);
+    const html = mail.content.find((c) => c.type === 'text/html')?.value ?? '';
+    assert.match(html, /Ada Lovelace/);
+    assert.match(html, new RegExp(h.config.loginUrl.replace(/[/.]/g, '\\$&')));
+
+    const user = await users().findOne({ _id: userId });
+    assert.equal(user?.welcomeEmailSent, true);
+    assert.ok(user?.welcomeEmailSentAt instanceof Date);
+
+    // The email the run sent is a normal record of the email service.
+    const email = await h.emailTo(`${userId}@example.com`);
+    assert.equal(email?.email_id, run.result?.result['emailId']);
+    assert.equal(email?.status, 'sent');
+    assert.equal(email?.template_id, 'welcome');
+  });
+
+  it('two runs for the same user started together send one email between them', async () => {
+    h.fake.reset();
+    h.fake.delayMs = 1500; // hold the first run's send so the second one overlaps it
+    const userId = await newUser();
+    const first = await h.trigger('send-welcome-email', { userId });
+    await h.waitForStatus('send-welcome-email', first.body['runId'] as string, 'running');
+    // The first run's email is recorded (pending at the provider) before the second run starts.
+    await until(async () => (await h.emailTo(`${userId}@example.com`)) !== undefined);
+    const second = await h.trigger('send-welcome-email', { userId });
+    const secondRun = await h.waitForStatus(
+      'send-welcome-email',
+      second.body['runId'] as string,
+      'completed',
+    );
+    assert.equal(secondRun.result?.result['message'], 'welcome email already in progress');
+    const firstRun = await h.waitForStatus('send-welcome-email', first.body['runId'] as string, 'completed');
+    assert.equal(firstRun.result?.result['message'], 'welcome email sent');
+    assert.equal(h.fake.accepted.length, 1);
+    const user = await users().findOne({ _id: userId });
+    assert.equal(user?.welcomeEmailSent, true);
+    assert.equal((user as Record<string, unknown> | null)?.['welcomeEmailRunId'], undefined, 'claim cleared');
+    h.fake.reset();
+  });
+
+  it('finds a user whose _id is an ObjectId by its 24-hex id', async () => {
+    h.fake.reset();
+    const _id = new ObjectId();
+    await h.database.db.collection('users').insertOne({ _id, email: 'oid@example.com', name: 'Oid' });
+    const { body } = await h.trigger('send-welcome-email', { userId: _id.toHexString() });
+    const run = await h.waitForStatus('send-welcome-email', body['runId'] as string, 'completed');
+    assert.equal(run.result?.result['message'], 'welcome email sent');
+    assert.equal(h.fake.accepted[0]?.body.personalizations[0]?.to[0]?.email, 'oid@example.com');
+    const user = await h.database.db.collection('users').findOne({ _id });
+    assert.equal(user?.['welcomeEmailSent'], true);
+  });
+
+  it('completes without a second email when the flag is already set', async () => {
+    h.fake.reset();
+    const userId = await newUser({ welcomeEmailSent: true });
+    const { body } = await h.trigger('send-welcome-email', { userId });
+    const run = await h.waitForStatus('send-welcome-email', body['runId'] as string, 'completed');
+    assert.equal(run.result?.result['message'], 'welcome email already sent');
+    assert.equal(h.fake.received.length, 0);
+  });
+
+  it('fails with "user not found: <id>" for an unknown user, without retries', async () => {
+    h.fake.reset();
+    const userId = `missing-${randomUUID()}`;
+    const { body } = await h.trigger('send-welcome-email', { userId });
+    const started = Date.now();
+    const run = await h.waitForStatus('send-welcome-email', body['runId'] as string, 'failed');
+    assert.equal(run.error, `user not found: ${userId}`);
+    assert.equal(run.result, null);
+    // A retried step would have waited at least the 1s initial backoff.
+    assert.ok(Date.now() - started < 5000);
+    assert.equal(h.fake.received.length, 0);
+  });
+
+  it('retries a provider that fails twice (503, 503), then completes with one accepted email', async () => {
+    h.fake.reset();
+    h.fake.plan(503, 503);
+    const userId = await newUser();
+    const { body } = await h.trigger('send-welcome-email', { userId });
+    const run = await h.waitForStatus('send-welcome-email', body['runId'] as string, 'completed', 30_000);
+    assert.equal(run.result?.result['message'], 'welcome email sent');
+    assert.equal(h.fake.received.length, 3);
+    assert.equal(h.fake.accepted.length, 1);
+    const email = await h.emailTo(`${userId}@example.com`);
+    assert.equal(email?.email_id, run.result?.result['emailId']);
+    assert.equal(email?.status, 'sent');
+  });
+
+  it('fails on a provider 4xx after exactly one request, and the record is failed', async () => {
+    h.fake.reset();
+    h.fake.plan(400);
+    const userId = await newUser();
+    const { body } = await h.trigger('send-welcome-email', { userId });
+    const run = await h.waitForStatus('send-welcome-email', body['runId'] as string, 'failed');
+    assert.match(run.error ?? '', /sender identity|rejected|400/i);
+    assert.equal(h.fake.received.length, 1);
+    const user = await users().findOne({ _id: userId });
+    assert.notEqual(user?.welcomeEmailSent, true);
+    const email = await h.emailTo(`${userId}@example.com`);
+    assert.equal(email?.status, 'failed');
+
+    // The failed run released its claim: once the provider accepts again, a new run sends.
+    const retry = await h.trigger('send-welcome-email', { userId });
+    const ok = await h.waitForStatus('send-welcome-email', retry.body['runId'] as string, 'completed');
+    assert.equal(ok.result?.result['message'], 'welcome email sent');
+    assert.equal(h.fake.accepted.length, 1);
+  });
+});
+
+describe('send-email-received-ein', () => {
+  for (const [spelling, makeBody] of [
+    [
+      'camelCase',
+      (id: ReturnType<typeof ids>) => ({
+        ...id,
+        emailAction: 'ein-received',
+        recipientName: 'Grace',
+        recipients: ['owner@example.com'],
+        ccs: ['cfo@example.com'],
+        resource_id_ref: 'ein-123',
+      }),
+    ],
+    [
+      'snake_case',
+      (id: ReturnType<typeof ids>) => ({
+        user_id: id.userId,
+        company_id: id.companyId,
+        organization_id: id.organizationId,
+        email_action: 'ein-received',
+        recipient_name: 'Grace',
+        recipients: ['owner@example.com'],
+        ccs: ['cfo@example.com'],
+        resource_id_ref: 'ein-123',
+      }),
+    ],
+  ] as const) {
+    it(`sends the ein-received email (${spelling} keys) and completes`, async () => {
+      h.fake.reset();
+      const id = ids();
+      const { status, body } = await h.trigger('send-email-received-ein', makeBody(id));
+      assert.equal(status, 202);
+      const run = await h.waitForStatus('send-email-received-ein', body['runId'] as string, 'completed');
+      assert.equal(run.result?.result['message'], 'ein email sent');
+      assert.equal(h.fake.accepted.length, 1);
+      const mail = h.fake.accepted[0]!.body;
+      assert.deepEqual(
+        mail.personalizations[0]!.to.map((t) => t.email),
+        ['owner@example.com'],
+      );
+      assert.deepEqual(
+        mail.personalizations[0]!.cc?.map((t) => t.email),
+        ['cfo@example.com'],
+      );
+      const html = mail.content.find((c) => c.type === 'text/html')?.value ?? '';
+      assert.match(html, /Grace/);
+      const email = await h.email.getStatus(run.result?.result['emailId'] as string, id);
+      assert.equal(email.template_id, 'ein-received');
+      assert.equal(email.resource_type_ref, 'ein');
+      assert.equal(email.resource_id_ref, 'ein-123');
+    });
+  }
+
+  it('sends the template named by emailAction (ein-rejected)', async () => {
+    h.fake.reset();
+    const id = ids();
+    const { body } = await h.trigger('send-email-received-ein', {
+      ...id,
+      emailAction: 'ein-rejected',
+      recipients: ['owner@example.com'],
+    });
+    const run = await h.waitForStatus('send-email-received-ein', body['runId'] as string, 'completed');
+    const email = await h.email.getStatus(run.result?.result['emailId'] as string, id);
+    assert.equal(email.template_id, 'ein-rejected');
+    const html = h.fake.accepted[0]!.body.content.find((c) => c.type === 'text/html')?.value ?? '';
+    assert.match(html, /there/); // RECIPIENT_NAME defaults to "there"
+  });
+});

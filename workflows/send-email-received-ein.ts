@@ -1,0 +1,33 @@
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+import type {
+  SendEmailReceivedEinInput,
+  SendEmailReceivedEinResult,
+} from '../core/workflows/send-email-received-ein.ts';
+import { sendOrMarkFailed } from './give-up.ts';
+import { EMAIL_STEP } from './retry-policy.ts';
+
+const { deliverEinEmail } = proxyActivities<Activities>(EMAIL_STEP);
+
+/**
+ * send-email-received-ein: one step, the notification chosen by `emailAction`
+ * (core/workflows/ein-actions.ts) sent to `recipients` (cc `ccs`) on behalf of
+ * the company, organization and user named in the input.
+ */
+export async function sendEmailReceivedEin(
+  input: SendEmailReceivedEinInput,
+): Promise<SendEmailReceivedEinResult> {
+  const idempotencyKey = `${workflowInfo().workflowId}:ein-email`;
+  const sent = await sendOrMarkFailed(idempotencyKey, () =>
+    deliverEinEmail({
+      idempotencyKey,
+      emailAction: input.emailAction,
+      recipients: input.recipients,
+      ccs: input.ccs,
+      recipientName: input.recipientName,
+      resourceIdRef: input.resource_id_ref,
+      caller: { companyId: input.companyId, organizationId: input.organizationId, userId: input.userId },
+    }),
+  );
+  return { message: 'ein email sent', emailAction: input.emailAction, emailId: sent.emailId };
+}
