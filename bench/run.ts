@@ -156,19 +156,22 @@ async function main(): Promise<void> {
       });
     });
 
-    const scratchCollection = database.db.collection('bench_storage');
+    const scratchCollection = database.db.collection<{
+      _id: string;
+      status_rank: number;
+      subject: string;
+      created_at: Date;
+      provider_id?: string;
+    }>('bench_storage');
     const storage = await measure('storage only (insert + update)', N, CONCURRENCY, async () => {
-      const email_id = randomUUID();
+      const _id = randomUUID();
       await scratchCollection.insertOne({
-        email_id,
-        status: 'pending',
+        _id,
+        status_rank: 0,
         subject: 'Invoice INV-1',
         created_at: new Date(),
       });
-      await scratchCollection.updateOne(
-        { email_id, status: 'pending' },
-        { $set: { status: 'sent', provider_id: 'x' } },
-      );
+      await scratchCollection.updateOne({ _id }, { $max: { status_rank: 1 }, $set: { provider_id: 'x' } });
     });
 
     const send = await measure('mailroom POST /api/email/send', N, CONCURRENCY, async () => {

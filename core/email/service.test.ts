@@ -8,8 +8,9 @@ import { createLogger } from '../logger.ts';
 import { FakeSendGrid } from '../../test/support/fake-sendgrid.ts';
 import { mongoUri, uniqueName } from '../../test/support/env.ts';
 import type { Caller, EmailService } from './contract.ts';
-import { emailRecords } from './records.ts';
+import { STATUS_RANK, emailRecords, statusOf, type EmailRecord } from './records.ts';
 import { createEmailService } from './service.ts';
+import { emailIdOfViewKey } from './view-key.ts';
 
 /**
  * The core as the workflow activities use it (no HTTP in front): idempotent
@@ -42,7 +43,11 @@ describe('email service core', () => {
   let database: Database;
   let fake: FakeSendGrid;
   let email: EmailService;
-  const record = (emailId: string) => database.db.collection('emails').findOne({ email_id: emailId });
+  const emails = () => database.db.collection<EmailRecord>('emails');
+  /** A stored record with its status spelled out (the database holds only the rank). */
+  const withStatus = (doc: EmailRecord | null) => doc && { ...doc, status: statusOf(doc) };
+  const record = async (emailId: string) => withStatus(await emails().findOne({ _id: emailId }));
+  const byKey = async (key: string) => withStatus(await emails().findOne({ idempotency_key: key }));
 
   before(async () => {
     fake = await new FakeSendGrid().start();
@@ -64,6 +69,17 @@ describe('email service core', () => {
     const unique = indexes.filter((i) => i.unique).map((i) => Object.keys(i.key).join(','));
     assert.ok(unique.includes('email_id'));
     assert.ok(unique.includes('view_key'));
+  });
+
+  it('ensureIndexes drops the indexes no query uses any more', async () => {
+    await database.db.collection('emails').createIndex({ provider_id: 1 }, { name: 'provider_id' });
+    await database.db
+      .collection('emails')
+      .createIndex({ company_id: 1, email_id: 1 }, { name: 'company_email' });
+    await email.ensureIndexes();
+    await email.ensureIndexes();
+    const names = (await database.db.collection('emails').indexes()).map((i) => i.name).sort();
+    assert.deepEqual(names, ['_id_', 'email_id_unique', 'view_key_unique']);
   });
 
   describe('idempotency key', () => {
@@ -103,7 +119,7 @@ describe('email service core', () => {
       fake.plan(503);
       const err = await failure(email.send(body(), caller, { idempotencyKey: key }));
       assert.equal(err.kind, 'transient');
-      const pending = await database.db.collection('emails').findOne({ idempotency_key: key });
+      const pending = await byKey(key);
       assert.equal(pending?.['status'], 'pending');
       assert.match(String(pending?.['error']), /^email provider unavailable/);
 
@@ -132,7 +148,7 @@ describe('email service core', () => {
       fake.plan('network-error');
       await failure(email.send(body(), caller, { idempotencyKey: key }));
       await email.markFailed(key, 'gave up after 5 attempts');
-      const failed = await database.db.collection('emails').findOne({ idempotency_key: key });
+      const failed = await byKey(key);
       assert.equal(failed?.['status'], 'failed');
       assert.equal(failed?.['error'], 'gave up after 5 attempts');
       const err = await failure(email.send(body(), caller, { idempotencyKey: key }));
@@ -165,9 +181,7 @@ describe('email service core', () => {
     it('a late "sent" never moves a delivered record back, but keeps the provider id', async () => {
       const records = emailRecords(database.db);
       const sent = await email.send(body(), caller);
-      await database.db
-        .collection('emails')
-        .updateOne({ email_id: sent.email_id }, { $set: { status: 'pending' } });
+      await emails().updateOne({ _id: sent.email_id }, { $set: { status_rank: STATUS_RANK.pending } });
       await records.applyEvent({ email_id: sent.email_id }, 'delivered');
       await records.markSent(sent.email_id, 'late-id');
       const stored = await record(sent.email_id);
@@ -199,12 +213,40 @@ describe('email service core', () => {
       assert.equal((stored?.['opened_at'] as Date).getTime(), t1.getTime());
     });
 
-    it('view keys are 32 base64url characters and distinct', async () => {
+    it('view keys are 46 base64url characters, distinct, and name their record', async () => {
       const a = await email.send(body(), caller);
       const b = await email.send(body(), caller);
       const keys = [(await record(a.email_id))?.['view_key'], (await record(b.email_id))?.['view_key']];
-      for (const k of keys) assert.match(String(k), /^[A-Za-z0-9_-]{32}$/);
+      for (const k of keys) assert.match(String(k), /^[A-Za-z0-9_-]{46}$/);
       assert.notEqual(keys[0], keys[1]);
+      assert.equal(emailIdOfViewKey(String(keys[0])), a.email_id);
+      assert.equal(emailIdOfViewKey(String(keys[1])), b.email_id);
+    });
+
+    it('a bounce outranks an open whatever the order; flags are set either way', async () => {
+      const records = emailRecords(database.db);
+      const openFirst = await email.send(body(), caller);
+      const bounceFirst = await email.send(body(), caller);
+      await records.applyEvent({ email_id: openFirst.email_id }, 'opened');
+      await records.applyEvent({ email_id: openFirst.email_id }, 'bounced');
+      await records.applyEvent({ email_id: bounceFirst.email_id }, 'bounced');
+      await records.applyEvent({ email_id: bounceFirst.email_id }, 'opened');
+      for (const id of [openFirst.email_id, bounceFirst.email_id]) {
+        const stored = await record(id);
+        assert.equal(stored?.['status'], 'bounced', id);
+        assert.equal(stored?.['opened'], true, id);
+        assert.ok(stored?.['bounced_at'] instanceof Date, id);
+      }
+    });
+
+    it('markFailed only fails a pending record', async () => {
+      const records = emailRecords(database.db);
+      const sent = await email.send(body(), caller);
+      assert.equal(await records.markFailed(sent.email_id, 'too late', 'transient'), false);
+      const stored = await record(sent.email_id);
+      assert.equal(stored?.['status'], 'sent');
+      assert.equal(stored?.['error'], null);
+      assert.equal(await records.markFailed(randomUUID(), 'nobody', 'transient'), false);
     });
   });
 });

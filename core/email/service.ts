@@ -20,7 +20,7 @@ import {
   type MailProvider,
   type OutgoingAttachment,
 } from './provider.ts';
-import { HANDED_OVER, emailRecords, toStatus, type EmailRecord } from './records.ts';
+import { STATUS_RANK, emailRecords, isHandedOver, toStatus, type EmailRecord } from './records.ts';
 import { getTemplate, renderEmail } from './templates.ts';
 import { recordEvent, recordOpen } from './tracking.ts';
 import { isPlainObject, validateSendBody, type NormalizedSend } from './validate.ts';
@@ -81,6 +81,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     const now = new Date();
     const first = input.to[0];
     return {
+      _id: emailId,
       email_id: emailId,
       created_at: now,
       updated_at: now,
@@ -88,12 +89,12 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       recipient_email: first?.email ?? '',
       recipient_name: first?.name ?? '',
       recipients: { to: input.to, cc: input.cc, bcc: input.bcc },
-      status: 'pending',
+      status_rank: STATUS_RANK.pending,
       template_id: input.templateId,
       opened: false,
       delivered: false,
       clicked: false,
-      view_key: newViewKey(),
+      view_key: newViewKey(emailId),
       resource_type_ref: input.resourceTypeRef ?? null,
       resource_id_ref: input.resourceIdRef ?? null,
       time: null,
@@ -123,10 +124,23 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     message: SENT_MESSAGE,
   });
 
+  /** A record that is no longer pending answers every later attempt of its key. */
+  function finished(record: EmailRecord): { done: SendResult } | undefined {
+    if (isHandedOver(record)) return { done: resultOf(record) };
+    if (record.status_rank === STATUS_RANK.failed)
+      throw new MailroomError(
+        record.error_kind ?? 'provider_rejected',
+        record.error ?? 'email sending failed.',
+      );
+    return undefined;
+  }
+
   /**
    * The record this send writes to. Without a key: a new one. With a key: the
    * one reserved for it, if a previous attempt created it; an attempt that
-   * already reached the provider is answered from the record instead.
+   * already reached the provider is answered from the record instead. Only
+   * the holder of the key's attempt lease may create the record or call the
+   * provider.
    */
   async function claimRecord(
     input: NormalizedSend,
@@ -136,22 +150,18 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     if (key === undefined)
       return { record: newRecord(input, identity, randomUUID(), undefined), isNew: true };
     const emailId = await records.reserveIdempotencyKey(key, randomUUID());
-    const existing = await records.findById(emailId);
-    if (!existing) {
-      const record = newRecord(input, identity, emailId, key);
-      record.attempt_until = new Date(Date.now() + ATTEMPT_LEASE_MS);
-      return { record, isNew: true };
-    }
-    if (HANDED_OVER.includes(existing.status)) return { done: resultOf(existing) };
-    if (existing.status === 'failed')
-      throw new MailroomError(
-        existing.error_kind ?? 'provider_rejected',
-        existing.error ?? 'email sending failed.',
-      );
-    // Pending: a previous attempt failed transiently (retry it) or is still running (don't send twice).
-    if (!(await records.claimAttempt(emailId, new Date(Date.now() + ATTEMPT_LEASE_MS))))
+    // Replays of a finished send are answered without touching the lease.
+    const seen = await records.findById(emailId);
+    const replay = seen && finished(seen);
+    if (replay) return replay;
+    // Pending or not yet created: a previous attempt failed transiently (retry
+    // it) or is still running (don't send twice).
+    if (!(await records.claimAttempt(key, new Date(Date.now() + ATTEMPT_LEASE_MS))))
       throw new MailroomError('transient', IN_PROGRESS);
-    return { record: existing, isNew: false };
+    // Read again under the lease: the previous holder may have finished in between.
+    const existing = await records.findById(emailId);
+    if (!existing) return { record: newRecord(input, identity, emailId, key), isNew: true };
+    return finished(existing) ?? { record: existing, isNew: false };
   }
 
   async function deliver(
@@ -163,22 +173,27 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     const claimed = await claimRecord(input, identity, key);
     if ('done' in claimed) return claimed.done;
     const { record } = claimed;
-    // Render before inserting: a rendering bug must not leave a pending record behind.
-    const rendered = renderEmail({
-      templateId: input.templateId,
-      data: input.templateData,
-      subject: input.subject,
-      trackingPixelUrl: pixelUrl(record.view_key),
-      ...(input.templateId === 'custom' && input.htmlBody !== undefined ? { htmlBody: input.htmlBody } : {}),
-    });
-    if (claimed.isNew) {
-      try {
-        await records.insert(record);
-      } catch (err) {
-        // A concurrent attempt with the same key inserted first: answer as it will.
-        if (key !== undefined && isDuplicateKeyError(err)) return deliver(input, attachments, identity, key);
-        throw err;
-      }
+    let rendered: ReturnType<typeof renderEmail>;
+    try {
+      // Render before inserting: a rendering bug must not leave a pending record behind.
+      rendered = renderEmail({
+        templateId: input.templateId,
+        data: input.templateData,
+        subject: input.subject,
+        trackingPixelUrl: pixelUrl(record.view_key),
+        ...(input.templateId === 'custom' && input.htmlBody !== undefined
+          ? { htmlBody: input.htmlBody }
+          : {}),
+      });
+      if (claimed.isNew) await records.insert(record);
+    } catch (err) {
+      // An attempt with the same key inserted first (its lease had expired and
+      // we took it over): answer as it will. Keep our lease: releasing it would
+      // let this very retry send while that attempt may still be sending.
+      if (key !== undefined && isDuplicateKeyError(err)) return deliver(input, attachments, identity, key);
+      // Nothing reached the provider: the retry need not wait for the lease to expire.
+      if (key !== undefined) await records.releaseAttempt(key).catch(() => undefined);
+      throw err;
     }
 
     if (!provider) {
@@ -211,10 +226,12 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
         { email_id: record.email_id, kind: failure.kind, reason: failure.message },
         'email send failed',
       );
-      // A keyed (workflow) send will be retried by the activity: keep it pending.
-      if (key !== undefined && failure.kind === 'transient')
+      // A keyed (workflow) send will be retried by the activity: keep it
+      // pending and give the lease back so the retry need not wait it out.
+      if (key !== undefined && failure.kind === 'transient') {
         await records.noteAttemptFailed(record.email_id, failure.message, failure.kind);
-      else await records.markFailed(record.email_id, failure.message, failure.kind);
+        await records.releaseAttempt(key);
+      } else await records.markFailed(record.email_id, failure.message, failure.kind);
       throw failure;
     }
 

@@ -3,6 +3,7 @@ import { EMAIL_NOT_FOUND, invalidEventType } from './messages.ts';
 import type { EmailRecords } from './records.ts';
 import { TRACK_EVENT_TYPES, TrackBodySchema, type TrackBody, type TrackEventType } from './schema.ts';
 import { assertSchema } from './validate.ts';
+import { looksLikeViewKey } from './view-key.ts';
 
 /**
  * Opens and events reported through the tracking endpoints (no auth headers:
@@ -12,13 +13,11 @@ import { assertSchema } from './validate.ts';
  * opened    → `opened` flag, `time` = now, status opened if allowed;
  * clicked   → `clicked` flag and counts as an open.
  * Repeats are harmless: the same flags are set again, the status cannot move back.
+ *
+ * A key of the wrong shape is not looked up; a well-formed one is one read by
+ * `_id` (the key embeds the email id) and a constant-time comparison with the
+ * stored key (records.ts, view-key.ts). Either way an unknown key is "not found".
  */
-
-/** View keys are 32 base64url characters; anything far off is not looked up. */
-const VIEW_KEY_SHAPE = /^[A-Za-z0-9_-]{16,128}$/;
-
-export const looksLikeViewKey = (value: unknown): value is string =>
-  typeof value === 'string' && VIEW_KEY_SHAPE.test(value);
 
 /** Pixel GET: unknown or missing key does nothing (the pixel must never reveal whether a key exists). */
 export async function recordOpen(records: EmailRecords, viewKey: string | undefined): Promise<void> {

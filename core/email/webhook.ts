@@ -12,7 +12,8 @@ import { isUuid } from './auth.ts';
  * ECDSA signature over `timestamp + raw body` (SendGrid's "Signed Event
  * Webhook"); without it the webhook is open (fine for dev, not production).
  * Events find their record through the `email_id` custom arg every send sets
- * (SendGrid puts custom args at the top level of each event). Unknown ids and
+ * (SendGrid puts custom args at the top level of each event): the record's
+ * `_id`, so each event is one primary-key update. Unknown ids and
  * event types are ignored and the answer is 2xx either way: a non-2xx makes
  * SendGrid retry for 24 hours, which cannot help.
  */

@@ -1,5 +1,6 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { STATUS_RANK } from '../../../core/email/records.ts';
 import { AUTH, invoiceBody, startEmailApp, welcomeBody, type EmailTestApp } from './testing.ts';
 
 describe('POST /api/email/bulk', () => {
@@ -94,7 +95,7 @@ describe('POST /api/email/bulk', () => {
     assert.equal(
       await app.database.db
         .collection('emails')
-        .countDocuments({ status: 'failed', error: failed[0]!['error'] }),
+        .countDocuments({ status_rank: STATUS_RANK.failed, error: failed[0]!['error'] }),
       1,
     );
   });

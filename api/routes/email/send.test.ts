@@ -2,6 +2,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { STATUS_RANK, statusOf, type EmailRecord } from '../../../core/email/records.ts';
 import { AUTH, COMPANY, invoiceBody, startEmailApp, welcomeBody, type EmailTestApp } from './testing.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -43,7 +44,7 @@ describe('POST /api/email/send', () => {
       assert.match(html, /INV-1/);
       assert.match(
         html,
-        /<img[^>]+src="http:\/\/mailroom\.test\/api\/email\/track\?view_key=[A-Za-z0-9_-]{32}"[^>]*>/,
+        /<img[^>]+src="http:\/\/mailroom\.test\/api\/email\/track\?view_key=[A-Za-z0-9_-]{46}"[^>]*>/,
       );
 
       const data = await status(String(res.body['email_id']));
@@ -446,7 +447,7 @@ describe('POST /api/email/send', () => {
         // The record exists and says failed.
         const failed = await app.database.db
           .collection('emails')
-          .findOne({ company_id: COMPANY, status: 'failed', error: res.body['error'] });
+          .findOne({ company_id: COMPANY, status_rank: STATUS_RANK.failed, error: res.body['error'] });
         assert.ok(failed, 'a failed record carries the reason');
         const data = await status(String(failed['email_id']));
         assert.equal(data['status'], 'failed');
@@ -469,9 +470,11 @@ describe('POST /api/email/send without a SendGrid API key', () => {
     assert.equal(res.status, 500);
     assert.deepEqual(res.body, { success: false, error: 'email service not configured.' });
     assert.equal(app.fake.received.length, 0);
-    const record = await app.database.db.collection('emails').findOne({ subject: 'unconfigured' });
+    const record = await app.database.db
+      .collection<EmailRecord>('emails')
+      .findOne({ subject: 'unconfigured' });
     assert.ok(record);
-    assert.equal(record['status'], 'failed');
+    assert.equal(statusOf(record), 'failed');
     assert.equal(record['error'], 'email service not configured.');
     const data = (await app.get(`/api/email/status/${String(record['email_id'])}`)).body['data'] as Record<
       string,

@@ -1,5 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { statusOf, type EmailRecord } from '../../../core/email/records.ts';
+import { newViewKey } from '../../../core/email/view-key.ts';
 import { invoiceBody, startEmailApp, type EmailTestApp } from './testing.ts';
 
 const GIF_HEX = '47494638396101000100800000ffffff00000021f90401000000002c00000000010001000002024401003b';
@@ -23,7 +26,11 @@ describe('tracking endpoints', () => {
     assert.ok(viewKey, 'the pixel carries the view key');
     return { emailId: String(res.body['email_id']), viewKey };
   }
-  const record = (emailId: string) => app.database.db.collection('emails').findOne({ email_id: emailId });
+  /** The stored record, its status spelled out (the database holds only the rank). */
+  const record = async (emailId: string) => {
+    const doc = await app.database.db.collection<EmailRecord>('emails').findOne({ _id: emailId });
+    return doc && { ...doc, status: statusOf(doc) };
+  };
   const status = async (emailId: string) =>
     (await app.get(`/api/email/status/${emailId}`)).body['data'] as Record<string, unknown>;
 
@@ -76,6 +83,21 @@ describe('tracking endpoints', () => {
         assert.equal(bytes.toString('hex'), GIF_HEX);
       }
       assert.equal((await status(emailId))['opened'], false);
+    });
+    it('a well-formed key for another id, or with a wrong secret part: same GIF, nothing changes', async () => {
+      const { emailId, viewKey } = await sendOne();
+      for (const key of [
+        newViewKey(randomUUID()),
+        newViewKey(emailId),
+        viewKey.slice(0, -1) + (viewKey.endsWith('A') ? 'B' : 'A'),
+      ]) {
+        const { res, bytes } = await pixel(`?view_key=${key}`);
+        assert.equal(res.status, 200, key);
+        assert.equal(bytes.toString('hex'), GIF_HEX);
+      }
+      const data = await status(emailId);
+      assert.equal(data['opened'], false);
+      assert.equal(data['status'], 'sent');
     });
   });
 
@@ -145,6 +167,22 @@ describe('tracking endpoints', () => {
       );
       assert.equal(res.status, 404);
       assert.deepEqual(res.body, { success: false, error: 'email not found.' });
+    });
+
+    it('a key with the right email id but a wrong secret part → 404, nothing changes', async () => {
+      const { emailId, viewKey } = await sendOne();
+      for (const key of [
+        newViewKey(randomUUID()),
+        newViewKey(emailId),
+        viewKey.slice(0, -1) + (viewKey.endsWith('A') ? 'B' : 'A'),
+      ]) {
+        const res = await app.post('/api/email/track', { view_key: key, event_type: 'delivered' }, {});
+        assert.equal(res.status, 404, key);
+        assert.deepEqual(res.body, { success: false, error: 'email not found.' });
+      }
+      const data = await status(emailId);
+      assert.equal(data['delivered'], false);
+      assert.equal(data['status'], 'sent');
     });
 
     it('missing fields and unknown fields → 400', async () => {

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { statusOf, type EmailRecord } from '../../../core/email/records.ts';
 import { invoiceBody, startEmailApp, type EmailTestApp } from './testing.ts';
 
 const SIGNATURE = 'x-twilio-email-event-webhook-signature';
@@ -29,7 +30,11 @@ describe('POST /api/email/webhooks/sendgrid', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     return String(res.body['email_id']);
   }
-  const record = (emailId: string) => app.database.db.collection('emails').findOne({ email_id: emailId });
+  /** The stored record, its status spelled out (the database holds only the rank). */
+  const record = async (emailId: string) => {
+    const doc = await app.database.db.collection<EmailRecord>('emails').findOne({ _id: emailId });
+    return doc && { ...doc, status: statusOf(doc) };
+  };
 
   async function deliverEvents(
     events: unknown[],

@@ -1,0 +1,223 @@
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { MongoClient, type CommandStartedEvent, type Document } from 'mongodb';
+import { loadConfig } from '../config.ts';
+import { isMailroomError } from '../errors.ts';
+import { createLogger } from '../logger.ts';
+import { FakeSendGrid } from '../../test/support/fake-sendgrid.ts';
+import { mongoUri, uniqueName } from '../../test/support/env.ts';
+import type { Caller, EmailService } from './contract.ts';
+import { STATUS_RANK, type EmailRecord } from './records.ts';
+import { createEmailService } from './service.ts';
+import { newViewKey } from './view-key.ts';
+
+/**
+ * Regression guard for the access path of `emails`: FerretDB 1.24 (SQLite)
+ * answers a filter without scanning only when it is exactly `{ _id: X }`;
+ * anything else decodes every record (at 5,000 records a send took ~0.5 s per
+ * update). With a few thousand records in place, every command the email core
+ * sends to `emails` is watched on the wire (driver command monitoring) and
+ * must filter by `_id` alone, with a plain value. No timing assertions: the
+ * property is the query shape, which holds or fails the same on any machine.
+ */
+
+const SEEDED = 3000;
+const FILTERED = ['find', 'update', 'findAndModify', 'delete', 'count', 'distinct', 'aggregate'];
+
+const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
+const body = (subject = 'Welcome') => ({
+  to: { email: 'user@example.com', name: 'User' },
+  subject,
+  template_id: 'welcome',
+  template_data: {
+    USER_NAME: 'User',
+    LOGIN_URL: 'https://app.example/login',
+    SUPPORT_EMAIL: 'help@example.com',
+  },
+});
+
+/** A record as a send leaves it, owned by `caller`'s company. */
+function seededRecord(i: number): EmailRecord {
+  const id = randomUUID();
+  const at = new Date(Date.now() - (SEEDED - i) * 1000);
+  return {
+    _id: id,
+    email_id: id,
+    created_at: at,
+    updated_at: at,
+    subject: `Seeded ${i}`,
+    recipient_email: `user${i}@example.com`,
+    recipient_name: `User ${i}`,
+    recipients: { to: [{ email: `user${i}@example.com`, name: `User ${i}` }], cc: [], bcc: [] },
+    status_rank: STATUS_RANK.sent,
+    template_id: 'welcome',
+    opened: false,
+    delivered: false,
+    clicked: false,
+    view_key: newViewKey(id),
+    resource_type_ref: null,
+    resource_id_ref: null,
+    time: null,
+    company_id: caller.companyId ?? null,
+    organization_id: caller.organizationId ?? null,
+    user_id: caller.userId ?? null,
+    provider_id: `seeded-${i}`,
+    error: null,
+    error_kind: null,
+    tags: [],
+    locale: 'en',
+    language: 'en',
+    sent_at: at,
+  };
+}
+
+/** The filter(s) a command applies, or undefined for commands that don't filter (insert, createIndexes…). */
+function filtersOf(event: CommandStartedEvent): Document[] | undefined {
+  const c = event.command;
+  switch (event.commandName) {
+    case 'find':
+      return [c['filter'] ?? {}];
+    case 'update':
+      return (c['updates'] as Document[]).map((u) => u['q'] as Document);
+    case 'delete':
+      return (c['deletes'] as Document[]).map((d) => d['q'] as Document);
+    case 'findAndModify':
+      return [c['query'] ?? {}];
+    case 'count':
+    case 'distinct':
+      return [c['query'] ?? {}];
+    case 'aggregate':
+      return [{ $pipeline: c['pipeline'] }];
+    default:
+      return undefined;
+  }
+}
+
+describe('emails access path: every query filters by _id alone', () => {
+  let client: MongoClient;
+  let dbName: string;
+  let fake: FakeSendGrid;
+  let email: EmailService;
+  let seen: { command: string; filter: Document }[] = [];
+  let watching = false;
+  const seeded: EmailRecord[] = [];
+
+  before(async () => {
+    fake = await new FakeSendGrid().start();
+    client = new MongoClient(mongoUri(), { monitorCommands: true, serverSelectionTimeoutMS: 5000 });
+    await client.connect();
+    dbName = uniqueName('email_access');
+    client.on('commandStarted', (event) => {
+      if (!watching || event.databaseName !== dbName) return;
+      if (!FILTERED.includes(event.commandName) || event.command[event.commandName] !== 'emails') return;
+      for (const filter of filtersOf(event) ?? []) seen.push({ command: event.commandName, filter });
+    });
+    const db = client.db(dbName);
+    const config = loadConfig({ SENDGRID_API_KEY: 'SG.test', SENDGRID_BASE_URL: fake.url });
+    email = createEmailService({ db, config, logger: createLogger('test', 'silent') });
+    await email.ensureIndexes();
+    for (let i = 0; i < SEEDED; i += 500) {
+      const batch = Array.from({ length: Math.min(500, SEEDED - i) }, (_, j) => seededRecord(i + j));
+      await db.collection<EmailRecord>('emails').insertMany(batch);
+      seeded.push(...batch);
+    }
+    assert.equal(await db.collection('emails').countDocuments(), SEEDED);
+  });
+  after(async () => {
+    watching = false;
+    await fake.stop();
+    await client.db(dbName).dropDatabase();
+    await client.close();
+  });
+  beforeEach(() => {
+    fake.reset();
+    seen = [];
+    watching = true;
+  });
+
+  /** What ran against `emails` since the test began: at least one command, each by a plain `_id`. */
+  function assertOnlyIdFilters(expectedIds?: string[]) {
+    watching = false;
+    assert.ok(seen.length > 0, 'the operation read or wrote emails');
+    for (const { command, filter } of seen) {
+      const shown = `${command} ${JSON.stringify(filter)}`;
+      assert.deepEqual(Object.keys(filter), ['_id'], shown);
+      assert.equal(typeof filter['_id'], 'string', shown);
+      if (expectedIds) assert.ok(expectedIds.includes(filter['_id'] as string), shown);
+    }
+  }
+
+  const last = () => seeded[seeded.length - 1]!;
+
+  it('a status lookup', async () => {
+    const status = await email.getStatus(last().email_id, caller);
+    assert.equal(status.email_id, last().email_id);
+    assert.equal(status.status, 'sent');
+    const unknown = randomUUID();
+    await assert.rejects(email.getStatus(unknown, caller), (err) => isMailroomError(err));
+    // Another company's caller: same `_id` read, refused in code.
+    await assert.rejects(
+      email.getStatus(last().email_id, { ...caller, companyId: randomUUID() }),
+      (err) => isMailroomError(err) && err.kind === 'not_found',
+    );
+    assertOnlyIdFilters([last().email_id, unknown]);
+  });
+
+  it('a pixel open and a tracking event, known and unknown keys', async () => {
+    const target = seeded[SEEDED - 2]!;
+    await email.recordOpen(target.view_key);
+    await email.recordOpen(newViewKey(randomUUID()));
+    await email.recordOpen(newViewKey(target.email_id));
+    await email.recordEvent({ view_key: target.view_key, event_type: 'delivered' });
+    const status = await email.getStatus(target.email_id, caller);
+    assert.equal(status.opened, true);
+    assert.equal(status.delivered, true);
+    assert.equal(status.status, 'opened');
+    assert.ok(seen.filter((s) => s.command === 'update').length >= 2);
+    assertOnlyIdFilters();
+    assert.ok(seen.some((s) => s.filter['_id'] === target.email_id));
+  });
+
+  it('a send, a provider rejection, and webhook events', async () => {
+    const sent = await email.send(body(), caller);
+    fake.plan(400);
+    await assert.rejects(email.send(body('rejected'), caller), (err) => isMailroomError(err));
+    const webhookTarget = seeded[SEEDED - 3]!;
+    const { applied } = await email.handleSendGridWebhook(
+      JSON.stringify([
+        { event: 'delivered', email_id: sent.email_id, timestamp: 1 },
+        { event: 'bounce', email_id: webhookTarget.email_id, timestamp: 1 },
+        { event: 'open', email_id: randomUUID(), timestamp: 1 },
+      ]),
+      {},
+    );
+    assert.equal(applied, 2);
+    assert.equal((await email.getStatus(sent.email_id, caller)).status, 'delivered');
+    assert.equal((await email.getStatus(webhookTarget.email_id, caller)).status, 'bounced');
+    assert.ok(seen.some((s) => s.filter['_id'] === sent.email_id && s.command === 'update'));
+    assertOnlyIdFilters();
+  });
+
+  it('keyed sends: transient failure, retry, replay, give up', async () => {
+    const key = `wf-${randomUUID()}/activity-1`;
+    fake.plan(503);
+    await assert.rejects(email.send(body(), caller, { idempotencyKey: key }), (err) => isMailroomError(err));
+    const retried = await email.send(body(), caller, { idempotencyKey: key });
+    const replay = await email.send(body(), caller, { idempotencyKey: key });
+    assert.deepEqual(replay, retried);
+    assert.equal(fake.accepted.length, 1);
+
+    const abandoned = `wf-${randomUUID()}/activity-2`;
+    fake.plan('network-error');
+    await assert.rejects(email.send(body(), caller, { idempotencyKey: abandoned }));
+    await email.markFailed(abandoned, 'gave up');
+    await assert.rejects(
+      email.send(body(), caller, { idempotencyKey: abandoned }),
+      (err) => isMailroomError(err) && err.message === 'gave up',
+    );
+    assert.equal(fake.received.length, 3);
+    assertOnlyIdFilters();
+    assert.ok(seen.some((s) => s.filter['_id'] === retried.email_id && s.command === 'update'));
+  });
+});
