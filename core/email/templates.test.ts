@@ -361,9 +361,12 @@ describe('safeHttpUrl', () => {
   });
 });
 
-describe('docs/fragments/templates.md', () => {
+describe('README.md', () => {
   it('lists every template with its required variables, default subject and auth requirement', () => {
-    const doc = readFileSync(new URL('../../docs/fragments/templates.md', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    // Only the template table: the section from its heading to the next top-level one.
+    const start = readme.indexOf('\n## Email templates');
+    const doc = readme.slice(start, readme.indexOf('\n## ', start + 1));
     const rows = doc
       .split('\n')
       .filter((line) => line.startsWith('| `'))

@@ -5,10 +5,10 @@ import { WORKFLOWS } from './registry.ts';
 import { EIN_ACTION_VALUES } from './ein-actions.ts';
 import { RETRY, DATABASE_STEP, EMAIL_STEP } from '../../workflows/retry-policy.ts';
 
-/** docs/fragments/workflows.md must describe what the code does; this keeps them from drifting apart. */
-const doc = await readFile(new URL('../../docs/fragments/workflows.md', import.meta.url), 'utf8');
+/** README.md must describe what the code does; this keeps them from drifting apart. */
+const doc = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
 
-describe('docs/fragments/workflows.md', () => {
+describe('README.md', () => {
   it('lists every registered workflow with its Temporal workflow type', () => {
     for (const def of Object.values(WORKFLOWS)) {
       assert.match(doc, new RegExp(`\\| \`${def.name}\`\\s+\\| \`${def.workflowType}\``), def.name);
