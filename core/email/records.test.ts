@@ -11,6 +11,7 @@ import type { Caller, EmailService } from './contract.ts';
 import { STATUS_RANK, type EmailRecord } from './records.ts';
 import { createEmailService } from './service.ts';
 import { newViewKey } from './view-key.ts';
+import { welcomeBody } from '../../test/support/sample-emails.ts';
 
 /**
  * Regression guard for the access path of `emails`: FerretDB 1.24 (SQLite)
@@ -26,16 +27,8 @@ const SEEDED = 3000;
 const FILTERED = ['find', 'update', 'findAndModify', 'delete', 'count', 'distinct', 'aggregate'];
 
 const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
-const body = (subject = 'Welcome') => ({
-  to: { email: 'user@example.com', name: 'User' },
-  subject,
-  template_id: 'welcome',
-  template_data: {
-    USER_NAME: 'User',
-    LOGIN_URL: 'https://app.example/login',
-    SUPPORT_EMAIL: 'help@example.com',
-  },
-});
+const body = (subject = 'Welcome') =>
+  welcomeBody({ to: { email: 'user@example.com', name: 'User' }, subject });
 
 /** A record as a send leaves it, owned by `caller`'s company. */
 function seededRecord(i: number): EmailRecord {

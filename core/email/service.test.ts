@@ -11,6 +11,7 @@ import type { Caller, EmailService } from './contract.ts';
 import { STATUS_RANK, emailRecords, statusOf, type EmailRecord } from './records.ts';
 import { createEmailService } from './service.ts';
 import { emailIdOfViewKey } from './view-key.ts';
+import { welcomeBody } from '../../test/support/sample-emails.ts';
 
 /**
  * The core as the workflow activities use it (no HTTP in front): idempotent
@@ -18,16 +19,8 @@ import { emailIdOfViewKey } from './view-key.ts';
  */
 
 const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
-const body = (subject = 'Welcome') => ({
-  to: { email: 'user@example.com', name: 'User' },
-  subject,
-  template_id: 'welcome',
-  template_data: {
-    USER_NAME: 'User',
-    LOGIN_URL: 'https://app.example/login',
-    SUPPORT_EMAIL: 'help@example.com',
-  },
-});
+const body = (subject = 'Welcome') =>
+  welcomeBody({ to: { email: 'user@example.com', name: 'User' }, subject });
 
 async function failure(promise: Promise<unknown>) {
   try {
