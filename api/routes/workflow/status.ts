@@ -15,8 +15,10 @@ export function statusRoute(router: Router, { temporal }: AppDeps): void {
     const { handle, desc } = await describeRun(temporal, def, runId, callerFromHeaders(ctx));
     try {
       const view = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
-        const { events } = await handle.fetchHistory();
-        return viewRun(handle, desc, events ?? []);
+        // Only a running run needs its history (pending vs running, latest progress);
+        // a closed one is described by its close time and close event (handle.result()).
+        const events = desc.status.name === 'RUNNING' ? ((await handle.fetchHistory()).events ?? []) : [];
+        return viewRun(handle, desc, events);
       });
       ctx.body = { success: true, runId, workflowName: def.name, ...view };
     } catch (err) {
