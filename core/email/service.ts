@@ -275,10 +275,18 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       if (!isUuid(emailId)) throw notFound;
       const record = await records.findById(emailId.toLowerCase());
       if (!record) throw notFound;
-      // Another tenant's record is "not found", never "forbidden": existence is not disclosed.
-      const visible = record.company_id
-        ? record.company_id === identity.companyId
-        : record.user_id !== null && record.user_id === identity.userId;
+      // Visible to the company that sent it, and to the user who sent it: the seed's
+      // status example carries X-User-Id alone, so the sender must be able to read its
+      // own records that way (unless it names a different company). Anyone else gets
+      // "not found", never "forbidden": existence is not disclosed.
+      const sameCompany = record.company_id !== null && record.company_id === identity.companyId;
+      const sameSender =
+        record.user_id !== null &&
+        record.user_id === identity.userId &&
+        (identity.companyId === undefined ||
+          record.company_id === null ||
+          record.company_id === identity.companyId);
+      const visible = sameCompany || sameSender;
       if (!visible) throw notFound;
       return toStatus(record);
     },

@@ -72,8 +72,23 @@ describe('GET /api/email/status/:email_id', () => {
     assert.equal((res.body['data'] as Record<string, unknown>)['email_id'], emailId);
   });
 
-  it('a user id alone does not see a company’s email', async () => {
+  it('the sender sees its own email with X-User-Id alone (the seed’s example request)', async () => {
     const res = await app.get(`/api/email/status/${emailId}`, { 'x-user-id': AUTH['x-user-id'] });
+    assert.equal(res.status, 200);
+    assert.equal((res.body['data'] as Record<string, unknown>)['email_id'], emailId);
+  });
+
+  it('another user id alone does not see a company’s email', async () => {
+    const res = await app.get(`/api/email/status/${emailId}`, { 'x-user-id': randomUUID() });
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { success: false, error: 'email not found.' });
+  });
+
+  it('the sender naming another company does not see it', async () => {
+    const res = await app.get(`/api/email/status/${emailId}`, {
+      'x-user-id': AUTH['x-user-id'],
+      'x-company-id': randomUUID(),
+    });
     assert.equal(res.status, 404);
   });
 
