@@ -6,6 +6,7 @@ import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import { errorHandler } from './errors.ts';
+import { requestLog } from './request-log.ts';
 import { healthRoutes } from './routes/health/health.ts';
 import { emailRoutes } from './routes/email/index.ts';
 import { workflowRoutes } from './routes/workflow/index.ts';
@@ -30,6 +31,7 @@ export function createApp(deps: AppDeps): Koa {
   app.proxy = true;
   // Koa would print every error to stderr; errorHandler already logs what matters.
   app.silent = true;
+  app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger));
   app.use(
     bodyParser({
