@@ -61,6 +61,14 @@ async function main(): Promise<void> {
     { temporal: config.temporal.address, namespace: config.temporal.namespace },
     `gateway listening on http://localhost:${config.port} (public base URL ${config.publicBaseUrl})`,
   );
+  // Say so at start, not on the first event: without a key, anyone who learns an
+  // email id could post delivery events for it.
+  if (!config.sendgrid.webhookPublicKey)
+    logger.warn(
+      'SENDGRID_WEBHOOK_PUBLIC_KEY is not set: POST /api/email/webhooks/sendgrid accepts unsigned events (set it in production)',
+    );
+  if (!config.sendgrid.apiKey)
+    logger.warn('SENDGRID_API_KEY is not set: every send fails with "email service not configured."');
 }
 
 async function shutdown(signal: string, log: Logger): Promise<void> {
