@@ -16,6 +16,7 @@ import { renderEmail } from '../core/email/templates.ts';
 import { ensureFerretDb } from '../infra/provision.ts';
 import { freePort, startMongo, type MongoHandle } from '../infra/services.ts';
 import { FakeSendGrid } from '../infra/fake-sendgrid.ts';
+import { invoiceBody } from '../test/support/sample-emails.ts';
 
 /**
  * `npm run bench`: what one send costs, against baselines measured in the same
@@ -118,14 +119,9 @@ async function main(): Promise<void> {
     const gateway = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     console.log(`[bench] N=${N} concurrency=${CONCURRENCY}; MongoDB ${uri}; fake SendGrid ${fake.url}`);
 
-    const data = {
-      AUTHOR_NAME: 'Acme Ltd',
-      AMOUNT_TOTAL: '$120.00',
-      DUE_DATE: '2030-01-31',
-      RECIPIENT_NAME: 'Jane Customer',
-      INVOICE_URL: 'https://acme.example/invoices/1',
-      INVOICE_NUMBER: 'INV-1',
-    };
+    // The same invoice the tests send (test/support/sample-emails.ts).
+    const sendBody = invoiceBody();
+    const data = sendBody['template_data'] as Record<string, string>;
     const auth = {
       'content-type': 'application/json',
       'x-company-id': randomUUID(),
@@ -178,12 +174,7 @@ async function main(): Promise<void> {
       const res = await fetch(`${gateway}/api/email/send`, {
         method: 'POST',
         headers: auth,
-        body: JSON.stringify({
-          to: 'customer@example.com',
-          subject: 'Invoice INV-1',
-          template_id: 'invoice',
-          template_data: data,
-        }),
+        body: JSON.stringify(sendBody),
       });
       if (res.status !== 200) throw new Error(`send answered ${res.status}: ${await res.text()}`);
       await res.arrayBuffer();
