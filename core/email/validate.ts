@@ -20,6 +20,7 @@ import {
   type SendBody,
 } from './schema.ts';
 import { getTemplate, missingVariables } from './templates.ts';
+import { fieldPath } from '../field-path.ts';
 
 /**
  * Turns an untrusted send body into a NormalizedSend, or throws
@@ -63,13 +64,6 @@ const fail = (message: string) => new MailroomError('validation', message);
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** `/attachments/0/filename` → `attachments[0].filename`. */
-function fieldPath(instancePath: string, extra?: string): string {
-  const parts = instancePath.split('/').filter(Boolean);
-  if (extra !== undefined) parts.push(extra);
-  return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
-}
 
 const RECIPIENT_FIELDS = new Set(['to', 'cc', 'bcc']);
 

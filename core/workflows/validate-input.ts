@@ -1,6 +1,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { MailroomError } from '../errors.ts';
+import { missingRequiredFields } from '../email/messages.ts';
+import { fieldPath } from '../field-path.ts';
 import { InputConflictError } from './send-email-received-ein.ts';
 import type { WorkflowDefinition } from './registry.ts';
 
@@ -40,10 +42,10 @@ export function describeErrors(errors: ErrorObject[]): string {
   const missing = errors
     .filter((e) => e.keyword === 'required' && e.instancePath === '')
     .map((e) => String(e.params['missingProperty']));
-  if (missing.length) return `missing required fields: ${missing.join(', ')}`;
+  if (missing.length) return missingRequiredFields(missing);
   const err = errors[0];
   if (!err) return 'invalid input';
-  const field = fieldName(err.instancePath);
+  const field = fieldPath(err.instancePath);
   switch (err.keyword) {
     case 'enum':
       return `${field} must be one of: ${(err.params['allowedValues'] as unknown[]).join(', ')}`;
@@ -60,15 +62,6 @@ export function describeErrors(errors: ErrorObject[]): string {
     default:
       return `${field} ${err.message ?? 'is invalid'}`;
   }
-}
-
-/** `/recipients/0` → `recipients[0]`. */
-function fieldName(instancePath: string): string {
-  return instancePath
-    .split('/')
-    .filter(Boolean)
-    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
-    .join('');
 }
 
 function article(type: string): string {
