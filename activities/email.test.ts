@@ -43,6 +43,7 @@ describe('email activities', () => {
     assert.equal(calls.length, 1);
     assert.deepEqual(calls[0]!.options, { idempotencyKey: 'wf-1:welcome-email' });
     assert.equal(calls[0]!.body['template_id'], 'welcome');
+    assert.equal(calls[0]!.body['subject'], 'Welcome to Mailroom, Ada');
     assert.deepEqual(calls[0]!.body['to'], { email: 'ada@example.com', name: 'Ada' });
     assert.deepEqual(calls[0]!.body['template_data'], {
       USER_NAME: 'Ada',
@@ -66,6 +67,7 @@ describe('email activities', () => {
     const { body, caller: sentAs } = calls[0]!;
     assert.deepEqual(sentAs, caller);
     assert.equal(body['template_id'], 'ein-verified');
+    assert.equal(body['subject'], "Your company's EIN has been verified");
     assert.deepEqual(body['to'], ['a@example.com', 'b@example.com']);
     assert.deepEqual(body['cc'], ['c@example.com']);
     assert.equal(body['resource_type_ref'], 'ein');

@@ -1,7 +1,8 @@
 import { Context, log } from '@temporalio/activity';
 import type { Config } from '../core/config.ts';
 import type { Caller, EmailService } from '../core/email/contract.ts';
-import { einActionEmail, type EinAction } from '../core/workflows/ein-actions.ts';
+import { renderSubject } from '../core/email/templates.ts';
+import { einActionTemplate, type EinAction } from '../core/workflows/ein-actions.ts';
 import { withFailureMapping } from './failures.ts';
 
 export interface WelcomeEmailRequest {
@@ -37,10 +38,14 @@ export interface SentEmail {
  */
 export const HEARTBEAT_INTERVAL_MS = 2_000;
 
-/** The `welcome` template's subject; a stored name with line breaks must not make the send invalid. */
+/**
+ * The `welcome` template's default subject for this user. The stored name is
+ * folded onto one line and clipped, so an odd name cannot push the subject
+ * past the 200-character limit and make the send invalid.
+ */
 function welcomeSubject(name: string | null): string {
   const clean = (name ?? '').replace(/\s+/g, ' ').trim().slice(0, 150);
-  return clean ? `Welcome to Mailroom, ${clean}` : 'Welcome to Mailroom';
+  return clean ? renderSubject('welcome', { USER_NAME: clean }) : 'Welcome to Mailroom';
 }
 
 export function createEmailActivities({ email, config }: { email: EmailService; config: Config }) {
@@ -81,12 +86,13 @@ export function createEmailActivities({ email, config }: { email: EmailService; 
     },
 
     async deliverEinEmail(req: EinEmailRequest): Promise<SentEmail> {
-      const { templateId, subject } = einActionEmail(req.emailAction);
+      const templateId = einActionTemplate(req.emailAction);
       const templateData: Record<string, string> = {
         RECIPIENT_NAME: req.recipientName ?? 'there',
         DASHBOARD_URL: `${config.publicBaseUrl}/dashboard`,
       };
       if (req.resourceIdRef) templateData['REFERENCE_ID'] = req.resourceIdRef;
+      const subject = renderSubject(templateId, templateData);
       const body: Record<string, unknown> = {
         to: req.recipients,
         subject,
