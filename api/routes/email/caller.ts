@@ -1,19 +1,8 @@
 import type { Context } from 'koa';
-import type { Caller } from '../../../core/email/contract.ts';
 import { HttpError } from '../../errors.ts';
 
-/**
- * The identity headers as received. The email core decides whether they are
- * required and well-formed (UUIDs); the routes only copy them.
- */
-export function callerFromHeaders(ctx: Context): Caller {
-  const value = (name: string) => ctx.get(name).trim() || undefined;
-  return {
-    companyId: value('x-company-id'),
-    organizationId: value('x-organization-id'),
-    userId: value('x-user-id'),
-  };
-}
+/** The identity headers as received; the email core decides whether they are required and well-formed. */
+export { identityFromHeaders as callerFromHeaders } from '../../identity-headers.ts';
 
 /**
  * POST bodies must be JSON. koa-bodyparser leaves other types unparsed (body

@@ -1,12 +1,7 @@
 import type { Context } from 'koa';
 import type { Caller } from '../../../core/email/contract.ts';
 import { HttpError } from '../../errors.ts';
-
-const HEADERS = {
-  companyId: 'x-company-id',
-  organizationId: 'x-organization-id',
-  userId: 'x-user-id',
-} as const;
+import { IDENTITY_HEADERS, identityFromHeaders } from '../../identity-headers.ts';
 
 /**
  * The caller's identity headers, when present. They travel with the run as
@@ -15,13 +10,10 @@ const HEADERS = {
  * bounded and free of control characters because they end up in the memo.
  */
 export function callerFromHeaders(ctx: Context): Caller {
-  const caller: Caller = {};
-  for (const [field, header] of Object.entries(HEADERS) as Array<[keyof Caller, string]>) {
-    const value = ctx.get(header).trim();
-    if (!value) continue;
+  const caller = identityFromHeaders(ctx);
+  for (const [field, value] of Object.entries(caller) as Array<[keyof Caller, string]>) {
     if (value.length > 200 || hasControlCharacters(value))
-      throw new HttpError(400, `invalid ${header} header`);
-    caller[field] = value;
+      throw new HttpError(400, `invalid ${IDENTITY_HEADERS[field]} header`);
   }
   return caller;
 }
