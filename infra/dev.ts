@@ -132,12 +132,7 @@ async function main(): Promise<void> {
     say('mail', 'set SENDGRID_API_KEY (environment or .env) to send through real SendGrid');
   }
 
-  const worker = join(ROOT, 'worker', 'worker.ts');
-  if (existsSync(worker)) {
-    await runApp('worker', worker, childEnv);
-  } else {
-    say('worker', 'worker/worker.ts does not exist yet: workflows will stay pending');
-  }
+  await runApp('worker', join(ROOT, 'worker', 'worker.ts'), childEnv);
   await runApp('api', join(ROOT, 'api', 'server.ts'), childEnv);
   await waitForGateway(`http://127.0.0.1:${port}/health`);
   say(
