@@ -24,7 +24,17 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['node:*', 'mongodb', '@sendgrid/*', 'koa', '@koa/*', '../core/*', '../activities/*'],
+              // core/identity.ts is dependency-free data (the memo key), safe in the sandbox.
+              group: [
+                'node:*',
+                'mongodb',
+                '@sendgrid/*',
+                'koa',
+                '@koa/*',
+                '../core/*',
+                '!../core/identity.ts',
+                '../activities/*',
+              ],
               message: 'Workflows are deterministic: import activity types only (import type).',
               allowTypeImports: true,
             },

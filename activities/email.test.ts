@@ -5,7 +5,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/activity';
 import { loadConfig } from '../core/config.ts';
 import { MailroomError } from '../core/errors.ts';
-import type { Caller, EmailService, SendOptions } from '../core/email/contract.ts';
+import type { EmailService, SendOptions } from '../core/email/contract.ts';
+import type { Caller } from '../core/identity.ts';
 import { createEmailActivities } from './email.ts';
 
 /** Records what the activities ask of the email core; the core itself is tested with the real thing elsewhere. */

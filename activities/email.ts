@@ -1,8 +1,10 @@
 import { Context, log } from '@temporalio/activity';
 import type { Config } from '../core/config.ts';
-import type { Caller, EmailService } from '../core/email/contract.ts';
-import { renderSubject } from '../core/email/templates.ts';
+import type { EmailService } from '../core/email/contract.ts';
+import type { Caller } from '../core/identity.ts';
 import { einActionTemplate, type EinAction } from '../core/workflows/ein-actions.ts';
+import { subjectOf } from '../templates/engine.ts';
+import { templates, type TemplateData, type TemplateDefinition } from '../templates/index.ts';
 import { withFailureMapping } from './failures.ts';
 
 export interface WelcomeEmailRequest {
@@ -43,9 +45,18 @@ export const HEARTBEAT_INTERVAL_MS = 2_000;
  * folded onto one line and clipped, so an odd name cannot push the subject
  * past the 200-character limit and make the send invalid.
  */
-function welcomeSubject(name: string | null): string {
+function welcomeSubject(name: string | null, data: TemplateData<typeof templates.welcome>): string {
   const clean = (name ?? '').replace(/\s+/g, ' ').trim().slice(0, 150);
-  return clean ? renderSubject('welcome', { USER_NAME: clean }) : 'Welcome to Mailroom';
+  return clean ? subjectOf(templates.welcome, { ...data, USER_NAME: clean }) : 'Welcome to Mailroom';
+}
+
+/** A send body for a template code sends, its data typed by the template's own variables. */
+function templateSend<T extends TemplateDefinition>(
+  template: T,
+  data: TemplateData<T>,
+  fields: { to: unknown; subject: string } & Record<string, unknown>,
+): Record<string, unknown> {
+  return { ...fields, template_id: template.id, template_data: data };
 }
 
 export function createEmailActivities({ email, config }: { email: EmailService; config: Config }) {
@@ -70,38 +81,34 @@ export function createEmailActivities({ email, config }: { email: EmailService; 
 
   return {
     async deliverWelcomeEmail(req: WelcomeEmailRequest): Promise<SentEmail> {
-      const body = {
+      const data: TemplateData<typeof templates.welcome> = {
+        USER_NAME: req.name ?? req.email,
+        LOGIN_URL: config.loginUrl,
+        SUPPORT_EMAIL: config.supportEmail,
+      };
+      const body = templateSend(templates.welcome, data, {
         to: req.name ? { email: req.email, name: req.name } : req.email,
-        subject: welcomeSubject(req.name),
-        template_id: 'welcome',
-        template_data: {
-          USER_NAME: req.name ?? req.email,
-          LOGIN_URL: config.loginUrl,
-          SUPPORT_EMAIL: config.supportEmail,
-        },
+        subject: welcomeSubject(req.name, data),
         resource_type_ref: 'user',
         resource_id_ref: req.userId,
-      };
+      });
       return send(body, req.caller, req.idempotencyKey);
     },
 
     async deliverEinEmail(req: EinEmailRequest): Promise<SentEmail> {
-      const templateId = einActionTemplate(req.emailAction);
-      const templateData: Record<string, string> = {
+      const template = einActionTemplate(req.emailAction);
+      const data: TemplateData<typeof template> = {
         RECIPIENT_NAME: req.recipientName ?? 'there',
         DASHBOARD_URL: `${config.publicBaseUrl}/dashboard`,
+        ...(req.resourceIdRef ? { REFERENCE_ID: req.resourceIdRef } : {}),
       };
-      if (req.resourceIdRef) templateData['REFERENCE_ID'] = req.resourceIdRef;
-      const subject = renderSubject(templateId, templateData);
-      const body: Record<string, unknown> = {
+      const body = templateSend(template, data, {
         to: req.recipients,
-        subject,
-        template_id: templateId,
-        template_data: templateData,
+        subject: subjectOf(template, data),
         resource_type_ref: 'ein',
-      };
-      if (req.ccs?.length) body['cc'] = req.ccs;
-      if (req.resourceIdRef) body['resource_id_ref'] = req.resourceIdRef;
+        ...(req.ccs?.length ? { cc: req.ccs } : {}),
+        ...(req.resourceIdRef ? { resource_id_ref: req.resourceIdRef } : {}),
+      });
       return send(body, req.caller, req.idempotencyKey);
     },
 

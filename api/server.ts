@@ -13,7 +13,7 @@ import { createApp } from './app.ts';
  * docker compose or `npm run dev` the dependencies come up in any order.
  */
 const config = loadConfigOrExit();
-const logger = createLogger('api', config.logLevel);
+const logger = createLogger('api', config);
 
 let shuttingDown = false;
 let server: Server | undefined;

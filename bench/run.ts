@@ -12,7 +12,7 @@ import { loadConfig } from '../core/config.ts';
 import { connectDatabase } from '../core/db.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
-import { renderEmail } from '../core/email/templates.ts';
+import { renderEmail } from '../templates/engine.ts';
 import { ensureFerretDb } from '../infra/provision.ts';
 import { freePort, startMongo, type MongoHandle } from '../infra/services.ts';
 import { FakeSendGrid } from '../infra/fake-sendgrid.ts';
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
       SENDGRID_BASE_URL: fake.url,
       PUBLIC_BASE_URL: 'http://mailroom.bench',
     });
-    const logger = createLogger('bench', 'silent');
+    const logger = createLogger('bench', { logLevel: 'silent', logPretty: false });
     const email = createEmailService({ db: database.db, config, logger });
     await email.ensureIndexes();
     const temporal = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });

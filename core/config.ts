@@ -1,12 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
+import { Value } from '@sinclair/typebox/value';
+import { firstProblem, schemaErrors } from './validation.ts';
 
 /**
  * Every environment variable Mailroom reads, in one schema: it validates the
  * environment, gives the Config type, and .env.example documents the same list.
- * Values arrive as strings; ajv coerces numbers.
+ * Values arrive as strings and are converted to the schema's types first.
  */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 3000 }),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
@@ -31,10 +33,10 @@ const EnvSchema = Type.Object({
   SUPPORT_EMAIL: Type.String({ format: 'email', default: 'support@mailroom.example.com' }),
   ATTACHMENT_FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000 }),
   WORKFLOW_BUNDLE_PATH: Type.Optional(Type.String({ minLength: 1 })),
-  LOG_LEVEL: Type.Union(
-    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
-    { default: 'info' },
+  LOG_LEVEL: Type.Unsafe<(typeof LOG_LEVELS)[number]>(
+    Type.String({ enum: [...LOG_LEVELS], default: 'info' }),
   ),
+  LOG_PRETTY: Type.Boolean({ default: false }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -52,33 +54,34 @@ export interface Config {
   supportEmail: string;
   attachmentFetchTimeoutMs: number;
   workflowBundlePath: string | undefined;
-  logLevel: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** Human-readable logs (pino-pretty) instead of JSON lines. */
+  logPretty: boolean;
 }
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
-addFormats.default(ajv);
-const validateEnv = ajv.compile<Env>(EnvSchema);
-
 /** Reads and validates the environment. Throws ConfigError with one line naming the bad variable. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const known = Object.keys(EnvSchema.properties);
   // Empty strings mean "unset" so `FOO=` in a .env file falls back to the default.
-  const env: Record<string, string> = {};
+  const raw: Record<string, string> = {};
   for (const key of known) {
     const value = source[key];
-    if (value !== undefined && value !== '') env[key] = value;
+    if (value !== undefined && value !== '') raw[key] = value;
   }
-  if (!validateEnv(env)) {
-    const err = validateEnv.errors?.[0];
-    const variable = err?.instancePath.replace(/^\//, '') || String(err?.params?.['missingProperty'] ?? '?');
+  const env = Value.Convert(EnvSchema, raw);
+  const errors = schemaErrors(EnvSchema, env);
+  if (errors.length > 0) {
+    const problem = firstProblem(errors);
+    const variable = problem.kind === 'missing' ? (problem.fields[0] ?? '?') : problem.field;
+    const what = problem.kind === 'invalid' ? problem.problem : 'is invalid';
     const shown = source[variable] === undefined ? '' : ` (got ${JSON.stringify(source[variable])})`;
-    throw new ConfigError(`invalid configuration: ${variable} ${err?.message ?? 'is invalid'}${shown}`);
+    throw new ConfigError(`invalid configuration: ${variable} ${what}${shown}`);
   }
-  const e = env as unknown as Env;
+  const e = env as Env;
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,
@@ -104,6 +107,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     attachmentFetchTimeoutMs: e.ATTACHMENT_FETCH_TIMEOUT_MS,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     logLevel: e.LOG_LEVEL,
+    logPretty: e.LOG_PRETTY,
   };
 }
 

@@ -10,9 +10,14 @@ export interface Database {
  * Connects to MongoDB (or FerretDB). The database name comes from the URI's
  * path (`mongodb://host/mailroom`), or `dbName` when given (tests use their own).
  * Short server-selection timeout so a down database is reported, not waited on.
+ * `monitorCommands` lets tests watch the commands on the wire.
  */
-export async function connectDatabase(uri: string, dbName?: string): Promise<Database> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000, connectTimeoutMS: 5000 });
+export async function connectDatabase(
+  uri: string,
+  dbName?: string,
+  options: { monitorCommands?: boolean } = {},
+): Promise<Database> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000, connectTimeoutMS: 5000, ...options });
   await client.connect();
   const db = client.db(dbName);
   return { client, db, close: () => client.close() };

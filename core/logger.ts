@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import type { Config } from './config.ts';
 
 export type { Logger };
 
@@ -6,13 +7,12 @@ export type { Logger };
  * Structured JSON logs (one object per line) for production; `LOG_PRETTY=1`
  * (set by `npm run dev`) renders them for humans with pino-pretty.
  */
-export function createLogger(name: string, level = process.env['LOG_LEVEL'] ?? 'info'): Logger {
-  const pretty = process.env['LOG_PRETTY'] === '1';
+export function createLogger(name: string, config: Pick<Config, 'logLevel' | 'logPretty'>): Logger {
   return pino({
     name,
-    level,
+    level: config.logLevel,
     redact: { paths: ['*.apiKey', '*.authorization', 'headers.authorization'], remove: true },
-    ...(pretty
+    ...(config.logPretty
       ? {
           transport: {
             target: 'pino-pretty',

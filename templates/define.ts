@@ -1,13 +1,21 @@
 /**
- * What a template folder declares about itself (templates/<id>/definition.ts).
- * The variables schema is the single source for validation (ajv, in
- * core/email/templates.ts), for the ordered list of required variables in
- * errors, and for the docs table.
+ * What a template folder declares about itself (templates/<id>/definition.ts),
+ * and the one type every part of Mailroom uses for a template. The variables
+ * schema is the single source for validating `template_data`, for the ordered
+ * list of required variables in errors, for the docs, and for the type of the
+ * data code passes when it sends a template (`TemplateData<typeof welcome>`):
+ * a misspelt variable in an activity is a compile error.
  */
-import { Type } from '@sinclair/typebox';
-import type { TObject, TProperties, TString, TOptional } from '@sinclair/typebox';
+import {
+  Type,
+  type Static,
+  type TObject,
+  type TOptional,
+  type TProperties,
+  type TString,
+} from '@sinclair/typebox';
 
-export interface TemplateSpec {
+export interface TemplateDefinition<Variables extends TObject = TObject> {
   /** The `template_id` callers send. Also the folder name holding html.hbs and text.hbs. */
   id: string;
   /** One line: what the email is for and who receives it. */
@@ -17,8 +25,15 @@ export interface TemplateSpec {
   /** false only for the signup/login templates (password-reset, welcome, verification). */
   requiresAuth: boolean;
   /** JSON Schema of `template_data`: required keys are the required variables, in display order. */
-  variables: TObject;
+  variables: Variables;
+  /** The schema's required variables, in declared order (errors and docs). */
+  requiredVariables: readonly string[];
+  /** Declared but optional variables (rendered when present). */
+  optionalVariables: readonly string[];
 }
+
+/** The variables a template is rendered with, typed by its own schema. */
+export type TemplateData<T extends TemplateDefinition> = Static<T['variables']>;
 
 /** A required variable: a non-empty string. The description shows in docs. */
 export function requiredText(description: string): TString {
@@ -31,10 +46,19 @@ export function optionalText(description: string): TOptional<TString> {
 }
 
 /** Extra keys are allowed (and available to the template); only the declared ones are checked. */
-export function variablesSchema(properties: TProperties): TObject {
+export function variablesSchema<P extends TProperties>(properties: P): TObject<P> {
   return Type.Object(properties, { additionalProperties: true });
 }
 
-export function defineTemplate(spec: TemplateSpec): TemplateSpec {
-  return spec;
+export function defineTemplate<Variables extends TObject>(
+  spec: Omit<TemplateDefinition<Variables>, 'requiredVariables' | 'optionalVariables'>,
+): TemplateDefinition<Variables> {
+  const required = spec.variables.required ?? [];
+  return Object.freeze({
+    ...spec,
+    requiredVariables: Object.freeze([...required]),
+    optionalVariables: Object.freeze(
+      Object.keys(spec.variables.properties).filter((name) => !required.includes(name)),
+    ),
+  });
 }

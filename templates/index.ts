@@ -1,10 +1,10 @@
 /**
  * Every template the service knows. To add one: create templates/<id>/ with
  * definition.ts, html.hbs and text.hbs, import it here, and add sample data in
- * templates/samples.ts (the preview and the tests render every template with it).
+ * templates/samples.ts (the preview, the gallery and the tests render every
+ * template with it).
  */
-import { fileURLToPath } from 'node:url';
-import type { TemplateSpec } from './define.ts';
+import type { TemplateDefinition } from './define.ts';
 import invoice from './invoice/definition.ts';
 import companyInvite from './company-invite/definition.ts';
 import quoteRecipient from './quote-recipient/definition.ts';
@@ -20,9 +20,12 @@ import einReceived from './ein-received/definition.ts';
 import einVerified from './ein-verified/definition.ts';
 import einRejected from './ein-rejected/definition.ts';
 
-export type { TemplateSpec } from './define.ts';
+export type { TemplateData, TemplateDefinition } from './define.ts';
 
-export const TEMPLATE_SPECS: readonly TemplateSpec[] = [
+/** Definitions code sends by name (typed data): the workflow activities' templates. */
+export const templates = { welcome, einReceived, einVerified, einRejected } as const;
+
+export const TEMPLATES: readonly TemplateDefinition[] = [
   invoice,
   companyInvite,
   quoteRecipient,
@@ -39,5 +42,13 @@ export const TEMPLATE_SPECS: readonly TemplateSpec[] = [
   einRejected,
 ];
 
-/** Folder holding templates/<id>/html.hbs, text.hbs and templates/_shared/*.hbs. */
-export const TEMPLATES_DIR = fileURLToPath(new URL('.', import.meta.url));
+export const TEMPLATE_IDS: readonly string[] = Object.freeze(TEMPLATES.map((t) => t.id));
+
+/** The caller-supplied-HTML template: no files of its own, `html_body` instead. */
+export const CUSTOM_TEMPLATE_ID = custom.id;
+
+const byId = new Map<string, TemplateDefinition>(TEMPLATES.map((t) => [t.id, t]));
+
+export function getTemplate(id: string): TemplateDefinition | undefined {
+  return byId.get(id);
+}

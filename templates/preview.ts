@@ -6,7 +6,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { getTemplate, renderEmail, renderSubject, TEMPLATE_IDS } from '../core/email/templates.ts';
+import { renderEmail, renderSubject } from './engine.ts';
+import { getTemplate, TEMPLATE_IDS } from './index.ts';
 import { SAMPLE_CUSTOM_HTML, SAMPLE_DATA } from './samples.ts';
 
 const outDir = resolve(fileURLToPath(new URL('../preview/', import.meta.url)));

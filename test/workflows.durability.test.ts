@@ -16,7 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { WorkflowHarness } from '../api/routes/workflow/testing.ts';
+import { WorkflowHarness } from './support/workflow-harness.ts';
 import { temporalAddress } from './support/env.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

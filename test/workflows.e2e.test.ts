@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ObjectId } from 'mongodb';
-import { WorkflowHarness } from '../api/routes/workflow/testing.ts';
+import { WorkflowHarness } from './support/workflow-harness.ts';
 
 const h = new WorkflowHarness();
 before(async () => {

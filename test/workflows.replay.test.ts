@@ -19,7 +19,7 @@ import { Worker } from '@temporalio/worker';
 import { format } from 'prettier';
 import proto from '@temporalio/proto';
 import type { temporal } from '@temporalio/proto';
-import { WorkflowHarness, workflowBundle } from '../api/routes/workflow/testing.ts';
+import { WorkflowHarness, workflowBundle } from './support/workflow-harness.ts';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const { History } = proto.temporal.api.history.v1;

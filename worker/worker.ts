@@ -13,7 +13,7 @@ import { createWorker } from './create-worker.ts';
 import { PinoTemporalLogger } from './temporal-logger.ts';
 
 const config = loadConfigOrExit();
-const logger = createLogger('worker', config.logLevel);
+const logger = createLogger('worker', config);
 // Signals are ours, not the Runtime's: its handlers only stop running workers,
 // so a signal while we still wait for Temporal would be swallowed.
 Runtime.install({ logger: new PinoTemporalLogger(logger), shutdownSignals: [] });

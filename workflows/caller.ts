@@ -1,6 +1,5 @@
 import { workflowInfo } from '@temporalio/workflow';
-import type { Caller } from '../core/email/contract.ts';
-import { CALLER_MEMO_KEY } from './memo.ts';
+import { CALLER_MEMO_KEY, type Caller } from '../core/identity.ts';
 
 /**
  * Who triggered this run (`X-Company-Id`, `X-Organization-Id`, `X-User-Id`),

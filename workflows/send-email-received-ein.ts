@@ -3,7 +3,7 @@ import type { Activities } from '../activities/index.ts';
 import type {
   SendEmailReceivedEinInput,
   SendEmailReceivedEinResult,
-} from '../core/workflows/send-email-received-ein.ts';
+} from '../core/workflows/send-email-received-ein.input.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { EMAIL_STEP } from './retry-policy.ts';
 

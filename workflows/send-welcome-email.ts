@@ -1,6 +1,9 @@
 import { CancellationScope, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import type { SendWelcomeEmailInput, SendWelcomeEmailResult } from '../core/workflows/send-welcome-email.ts';
+import type {
+  SendWelcomeEmailInput,
+  SendWelcomeEmailResult,
+} from '../core/workflows/send-welcome-email.input.ts';
 import { runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { DATABASE_STEP, EMAIL_STEP } from './retry-policy.ts';

@@ -1,51 +1,31 @@
 import { MailroomError } from '../errors.ts';
-import type { Caller } from './contract.ts';
+import { checkIdentity, isComplete, type Caller, type Identity } from '../identity.ts';
 import { UNAUTHORIZED } from './messages.ts';
+import type { EmailRecord } from './record.ts';
 
 /**
- * Who is calling, from `X-Company-Id`, `X-Organization-Id`, `X-User-Id`.
- * The seed leaves "how header values are validated" open; DESIGN.md: each a UUID.
+ * Who may send which email and see which record. Identity headers that are
+ * sent must be UUIDs, whatever the template: a malformed header is a broken
+ * client, answered 401 even on signup templates.
  */
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
-
-/** An authenticated identity: every id a lower-cased UUID. */
-export interface Identity {
-  companyId: string | undefined;
-  organizationId: string | undefined;
-  userId: string | undefined;
-}
 
 const unauthorized = () => new MailroomError('unauthorized', UNAUTHORIZED);
 
-const present = (value: string | undefined): value is string => value !== undefined && value !== '';
-
-/**
- * Headers that are sent must be UUIDs, whatever the template: a malformed
- * header is a broken client, answered 401 even on signup templates.
- */
+/** The caller's identity, every id a lower-cased UUID; 401 when a sent header is malformed. */
 export function assertWellFormed(caller: Caller): Identity {
-  const out: Identity = { companyId: undefined, organizationId: undefined, userId: undefined };
-  for (const key of ['companyId', 'organizationId', 'userId'] as const) {
-    const value = caller[key]?.trim();
-    if (!present(value)) continue;
-    if (!isUuid(value)) throw unauthorized();
-    out[key] = value.toLowerCase();
-  }
-  return out;
+  const identity = checkIdentity(caller);
+  if (!identity) throw unauthorized();
+  return identity;
 }
 
 /**
- * Send and bulk items: all three headers are required unless the template is
+ * Send and bulk items: all three ids are required unless the template is
  * one of the signup/login templates (`requiresAuth: false`). An unknown or
  * missing template requires them, so unauthenticated callers learn nothing.
  */
 export function authorizeSend(caller: Caller, requiresAuth: boolean): Identity {
   const identity = assertWellFormed(caller);
-  if (requiresAuth && (!identity.companyId || !identity.organizationId || !identity.userId))
-    throw unauthorized();
+  if (requiresAuth && !isComplete(identity)) throw unauthorized();
   return identity;
 }
 
@@ -54,4 +34,22 @@ export function authorizeStatus(caller: Caller): Identity & { userId: string } {
   const identity = assertWellFormed(caller);
   if (!identity.userId) throw unauthorized();
   return { ...identity, userId: identity.userId };
+}
+
+/**
+ * A record is visible to the company that sent it, and to the user who sent
+ * it: the interface's status example carries `X-User-Id` alone, so the sender
+ * must be able to read its own records that way (unless it names a different
+ * company). Anyone else is answered "not found", never "forbidden", so
+ * existence is not disclosed.
+ */
+export function canSee(identity: Identity, record: Pick<EmailRecord, 'company_id' | 'user_id'>): boolean {
+  const sameCompany = record.company_id !== null && record.company_id === identity.companyId;
+  const sameSender =
+    record.user_id !== null &&
+    record.user_id === identity.userId &&
+    (identity.companyId === undefined ||
+      record.company_id === null ||
+      record.company_id === identity.companyId);
+  return sameCompany || sameSender;
 }

@@ -1,16 +1,25 @@
 import { MailroomError, isMailroomError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { assertWellFormed } from './auth.ts';
-import type { BulkItemResult, BulkResult, Caller, SendResult } from './contract.ts';
-import { BODY_NOT_OBJECT, TOO_MANY_EMAILS, invalidField, missingRequiredFields } from './messages.ts';
+import type { Caller } from '../identity.ts';
+import { isPlainObject, parse } from '../validation.ts';
+import {
+  BODY_NOT_OBJECT,
+  TOO_MANY_EMAILS,
+  describeBodyProblem,
+  invalidField,
+  missingRequiredFields,
+} from './messages.ts';
 import {
   BULK_BATCH_SIZE,
   BULK_DELAY_DEFAULT_MS,
   BulkBodySchema,
   MAX_BULK_EMAILS,
   type BulkBody,
+  type BulkItemResult,
+  type BulkResult,
+  type SendResult,
 } from './schema.ts';
-import { assertSchema, isPlainObject } from './validate.ts';
 
 /**
  * POST /api/email/bulk: the envelope is checked as a whole (a bad envelope is
@@ -32,14 +41,14 @@ export interface BulkDeps {
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function checkEnvelope(body: unknown): asserts body is BulkBody {
+function checkEnvelope(body: unknown): BulkBody {
   if (!isPlainObject(body)) throw new MailroomError('validation', BODY_NOT_OBJECT);
   const emails = body['emails'];
   if (emails === undefined || emails === null || (Array.isArray(emails) && emails.length === 0))
     throw new MailroomError('validation', missingRequiredFields(['emails']));
   if (Array.isArray(emails) && emails.length > MAX_BULK_EMAILS)
     throw new MailroomError('validation', TOO_MANY_EMAILS);
-  assertSchema<BulkBody>(BulkBodySchema, body);
+  return parse(BulkBodySchema, body, describeBodyProblem);
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight, results in input order. */
@@ -56,11 +65,11 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return results;
 }
 
-export async function sendBulk(deps: BulkDeps, body: unknown, caller: Caller): Promise<BulkResult> {
+export async function sendBulk(deps: BulkDeps, raw: unknown, caller: Caller): Promise<BulkResult> {
   // Headers that are present but malformed fail the whole request; missing ones
   // are checked per item (signup templates need none).
   assertWellFormed(caller);
-  checkEnvelope(body);
+  const body = checkEnvelope(raw);
   const sleep = deps.sleep ?? defaultSleep;
   const delay = body.batchDelay ?? BULK_DELAY_DEFAULT_MS;
 

@@ -5,13 +5,10 @@
  * workflow is validated, recorded, tracked and delivered exactly like one over
  * HTTP. Every method throws MailroomError (core/errors.ts) on failure.
  */
+import type { Caller } from '../identity.ts';
+import type { BulkResult, EmailStatus, SendResult } from './schema.ts';
 
-/** Identity from `X-Company-Id`, `X-Organization-Id`, `X-User-Id`, as received (validated by the core). */
-export interface Caller {
-  companyId?: string | undefined;
-  organizationId?: string | undefined;
-  userId?: string | undefined;
-}
+export type { BulkItemResult, BulkResult, EmailStatus, EmailStatusValue, SendResult } from './schema.ts';
 
 export interface SendOptions {
   /**
@@ -21,50 +18,10 @@ export interface SendOptions {
   idempotencyKey?: string;
 }
 
-/** Success body of POST /api/email/send, less `success`. */
-export interface SendResult {
-  email_id: string;
-  provider_id: string;
-  message: string;
-}
-
-export interface BulkItemResult {
-  id?: string;
-  success: boolean;
-  email_id?: string;
-  error?: string;
-}
-
-/** Body of POST /api/email/bulk. */
-export interface BulkResult {
-  success: boolean;
-  total: number;
-  sent: number;
-  failed: number;
-  results: BulkItemResult[];
-}
-
-export type EmailStatusValue = 'pending' | 'sent' | 'delivered' | 'opened' | 'bounced' | 'failed';
-
-/** Exactly the status-response fields of the seed (never view_key). */
-export interface EmailStatus {
-  email_id: string;
-  created_at: string;
-  subject: string;
-  recipient_email: string;
-  recipient_name: string;
-  status: EmailStatusValue;
-  template_id: string;
-  opened: boolean;
-  delivered: boolean;
-  resource_type_ref: string | null;
-  resource_id_ref: string | null;
-}
-
 export interface EmailService {
   /** Creates the collections' indexes; idempotent, called at start. */
   ensureIndexes(): Promise<void>;
-  /** Validates `body` (the single-send body of the seed), records, renders and delivers one email. */
+  /** Validates `body` (the single-send body), records, renders and delivers one email. */
   send(body: unknown, caller: Caller, options?: SendOptions): Promise<SendResult>;
   /** Validates and sends each item on its own, in batches of 50 with `batchDelay` between batches. */
   sendBulk(body: unknown, caller: Caller): Promise<BulkResult>;

@@ -1,13 +1,15 @@
+import type { Problem } from '../validation.ts';
+
 /**
  * Every error message the email service answers with, in one place.
  *
- * The first block is the seed's Errors table, word for word (000_c560ab337482815c.txt):
- * clients match on these strings. The second block covers conditions the seed
- * leaves "not shown" (DESIGN.md settles them); they follow the seed's style:
- * lower case, a full stop, no internals.
+ * The first block is the email interface's Errors table, word for word:
+ * clients match on these strings. The second block covers conditions the
+ * interface leaves open; they follow its style: lower case, a full stop, no
+ * internals.
  */
 
-// --- The seed's messages -----------------------------------------------------
+// --- The interface's messages --------------------------------------------------
 export const MISSING_REQUIRED_FIELDS = 'missing required fields';
 export const INVALID_EMAIL_ADDRESS = 'invalid email address provided.';
 export const DOMAIN_NOT_ALLOWED = 'emails to this domain are not allowed.';
@@ -20,11 +22,11 @@ export const ATTACHMENT_TOO_LARGE = 'attachment exceeds maximum size limit.';
 export const TOO_MANY_ATTACHMENTS = 'too many attachments. maximum is 10.';
 export const UNAUTHORIZED = 'unauthorized';
 
-/** `missing required fields: template_id` — the seed's message, naming what is missing. */
+/** `missing required fields: template_id`: the interface's message, naming what is missing. */
 export const missingRequiredFields = (names: readonly string[]): string =>
   `${MISSING_REQUIRED_FIELDS}: ${names.join(', ')}`;
 
-// --- Conditions the seed leaves "not shown" ------------------------------------
+// --- Conditions the interface leaves open --------------------------------------
 export const EMAIL_NOT_FOUND = 'email not found.';
 export const TOO_MANY_EMAILS = 'too many emails. maximum is 100.';
 export const SUBJECT_TOO_LONG = 'email subject exceeds maximum length of 200 characters.';
@@ -45,3 +47,15 @@ export const invalidEventType = (allowed: readonly string[]): string =>
   `invalid event_type. expected one of: ${allowed.join(', ')}.`;
 export const providerUnavailable = (detail: string): string => `email provider unavailable: ${detail}`;
 export const providerRejected = (detail: string): string => `email provider rejected the message: ${detail}`;
+
+/** A schema problem of a request body, in this interface's words. */
+export function describeBodyProblem(problem: Problem): string {
+  switch (problem.kind) {
+    case 'missing':
+      return missingRequiredFields(problem.fields);
+    case 'unknown':
+      return unknownField(problem.field);
+    case 'invalid':
+      return invalidField(problem.field || 'body', problem.problem);
+  }
+}

@@ -1,11 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 /**
- * The request bodies of the email endpoints as TypeBox schemas: one definition
- * gives ajv validation (validate.ts), the TypeScript types and the docs.
+ * The request and response bodies of the email endpoints as TypeBox schemas:
+ * one definition gives ajv validation (core/validation.ts), the TypeScript
+ * types and the API reference.
  *
- * Shapes only: addresses, blocked domains, counts and sizes are checked in
- * validate.ts so each failure gets the seed's message in a fixed precedence.
+ * Request shapes only: addresses, blocked domains, counts and sizes are checked
+ * in validate.ts so each failure gets the interface's message in a fixed precedence.
  * `additionalProperties: false` everywhere: an unknown field is a caller's
  * typo, answered 400 rather than silently ignored.
  */
@@ -30,10 +31,14 @@ export const NamedAddressSchema = Type.Object(
   { email: Type.String({ maxLength: 320 }), name: Type.Optional(Type.String({ maxLength: 200 })) },
   strict,
 );
-const AddressSchema = Type.Union([Type.String({ maxLength: 320 }), NamedAddressSchema]);
+const AddressSchema = Type.Union([Type.String({ maxLength: 320 }), NamedAddressSchema], {
+  description: 'an address string or an {email, name} object',
+});
 
-/** The seed's four recipient forms (a list may mix strings and objects). */
-export const RecipientsSchema = Type.Union([AddressSchema, Type.Array(AddressSchema)]);
+/** The four recipient forms: an address, `{email, name}`, or a list of either (a list may mix them). */
+export const RecipientsSchema = Type.Union([AddressSchema, Type.Array(AddressSchema)], {
+  description: 'an address string, an {email, name} object or an array of them',
+});
 
 export const AttachmentSchema = Type.Object(
   {
@@ -71,10 +76,6 @@ const sendFields = {
 export const SendBodySchema = Type.Object(sendFields, strict);
 export type SendBody = Static<typeof SendBodySchema>;
 
-/** One item of POST /api/email/bulk: the send body plus an optional correlation `id`. */
-export const BulkItemSchema = Type.Object({ ...sendFields, id: Type.Optional(Type.String()) }, strict);
-export type BulkItem = Static<typeof BulkItemSchema>;
-
 /**
  * Body of POST /api/email/bulk. Items are only checked to be objects here: each
  * is validated on its own so one bad item fails alone (results[].error).
@@ -99,3 +100,65 @@ export const TrackBodySchema = Type.Object(
   strict,
 );
 export type TrackBody = Static<typeof TrackBodySchema>;
+
+// ---------------------------------------------------------------- responses
+
+/** Every failure of both interfaces: `{ success: false, error }`. */
+export const ErrorResponseSchema = Type.Object({ success: Type.Literal(false), error: Type.String() });
+
+const sendResultFields = {
+  email_id: Type.String({ format: 'uuid' }),
+  /** The mail provider's message id. */
+  provider_id: Type.String(),
+  message: Type.String(),
+};
+
+/** What a send returns (HTTP: the 200 body less `success`). */
+export const SendResultSchema = Type.Object(sendResultFields);
+export type SendResult = Static<typeof SendResultSchema>;
+
+/** 200 of POST /api/email/send. */
+export const SendResponseSchema = Type.Object({ success: Type.Literal(true), ...sendResultFields });
+
+export const BulkItemResultSchema = Type.Object({
+  id: Type.Optional(Type.String()),
+  success: Type.Boolean(),
+  email_id: Type.Optional(Type.String({ format: 'uuid' })),
+  error: Type.Optional(Type.String()),
+});
+export type BulkItemResult = Static<typeof BulkItemResultSchema>;
+
+/** 200 of POST /api/email/bulk, also when some items failed. */
+export const BulkResponseSchema = Type.Object({
+  success: Type.Boolean(),
+  total: Type.Integer(),
+  sent: Type.Integer(),
+  failed: Type.Integer(),
+  results: Type.Array(BulkItemResultSchema),
+});
+export type BulkResult = Static<typeof BulkResponseSchema>;
+
+export const EMAIL_STATUSES = ['pending', 'sent', 'delivered', 'opened', 'bounced', 'failed'] as const;
+export type EmailStatusValue = (typeof EMAIL_STATUSES)[number];
+
+/** Exactly the status-response fields of the interface (never view_key). */
+export const EmailStatusSchema = Type.Object({
+  email_id: Type.String({ format: 'uuid' }),
+  created_at: Type.String({ format: 'date-time' }),
+  subject: Type.String(),
+  recipient_email: Type.String(),
+  recipient_name: Type.String(),
+  status: Type.Unsafe<EmailStatusValue>(Type.String({ enum: [...EMAIL_STATUSES] })),
+  template_id: Type.String(),
+  opened: Type.Boolean(),
+  delivered: Type.Boolean(),
+  resource_type_ref: Type.Union([Type.String(), Type.Null()]),
+  resource_id_ref: Type.Union([Type.String(), Type.Null()]),
+});
+export type EmailStatus = Static<typeof EmailStatusSchema>;
+
+/** 200 of GET /api/email/status/{email_id}. */
+export const StatusResponseSchema = Type.Object({ success: Type.Literal(true), data: EmailStatusSchema });
+
+/** 200 of POST /api/email/track and of the provider webhook. */
+export const OkResponseSchema = Type.Object({ success: Type.Literal(true) });

@@ -1,15 +1,14 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from '../config.ts';
-import { connectDatabase, type Database } from '../db.ts';
+import type { Database } from '../db.ts';
 import { isMailroomError } from '../errors.ts';
-import { createLogger } from '../logger.ts';
-import { FakeSendGrid } from '../../test/support/fake-sendgrid.ts';
-import { mongoUri, uniqueName } from '../../test/support/env.ts';
-import type { Caller, EmailService } from './contract.ts';
-import { STATUS_RANK, emailRecords, statusOf, type EmailRecord } from './records.ts';
-import { createEmailService } from './service.ts';
+import type { FakeSendGrid } from '../../test/support/fake-sendgrid.ts';
+import { startEmailCore, type EmailCore } from '../../test/support/email-core.ts';
+import type { EmailService } from './contract.ts';
+import type { Caller } from '../identity.ts';
+import { STATUS_RANK, statusOf, type EmailRecord } from './record.ts';
+import { recordStore } from './record-store.ts';
 import { emailIdOfViewKey } from './view-key.ts';
 import { welcomeBody } from '../../test/support/sample-emails.ts';
 
@@ -42,18 +41,13 @@ describe('email service core', () => {
   const record = async (emailId: string) => withStatus(await emails().findOne({ _id: emailId }));
   const byKey = async (key: string) => withStatus(await emails().findOne({ idempotency_key: key }));
 
+  let core: EmailCore;
+
   before(async () => {
-    fake = await new FakeSendGrid().start();
-    database = await connectDatabase(mongoUri(), uniqueName('email_core'));
-    const config = loadConfig({ SENDGRID_API_KEY: 'SG.test', SENDGRID_BASE_URL: fake.url });
-    email = createEmailService({ db: database.db, config, logger: createLogger('test', 'silent') });
-    await email.ensureIndexes();
+    core = await startEmailCore({ name: 'email_core' });
+    ({ fake, database, email } = core);
   });
-  after(async () => {
-    await fake.stop();
-    await database.db.dropDatabase();
-    await database.close();
-  });
+  after(() => core.close());
   beforeEach(() => fake.reset());
 
   it('ensureIndexes is idempotent and makes email_id and view_key unique', async () => {
@@ -161,7 +155,7 @@ describe('email service core', () => {
   describe('status machine', () => {
     it('concurrent out-of-order events converge on the furthest status', async () => {
       const sent = await email.send(body(), caller);
-      const records = emailRecords(database.db);
+      const records = recordStore(database.db);
       const events = ['delivered', 'opened', 'delivered', 'clicked', 'delivered', 'opened'] as const;
       await Promise.all(events.map((e) => records.applyEvent({ email_id: sent.email_id }, e)));
       const stored = await record(sent.email_id);
@@ -172,7 +166,7 @@ describe('email service core', () => {
     });
 
     it('a late "sent" never moves a delivered record back, but keeps the provider id', async () => {
-      const records = emailRecords(database.db);
+      const records = recordStore(database.db);
       const sent = await email.send(body(), caller);
       await emails().updateOne({ _id: sent.email_id }, { $set: { status_rank: STATUS_RANK.pending } });
       await records.applyEvent({ email_id: sent.email_id }, 'delivered');
@@ -186,7 +180,7 @@ describe('email service core', () => {
       fake.plan(400);
       await failure(email.send(body('will fail'), caller));
       const failed = await database.db.collection('emails').findOne({ subject: 'will fail' });
-      const records = emailRecords(database.db);
+      const records = recordStore(database.db);
       await records.applyEvent({ email_id: String(failed?.['email_id']) }, 'delivered');
       await records.applyEvent({ email_id: String(failed?.['email_id']) }, 'opened');
       const stored = await record(String(failed?.['email_id']));
@@ -197,7 +191,7 @@ describe('email service core', () => {
 
     it('first-event times are kept ($min), time follows the latest open', async () => {
       const sent = await email.send(body(), caller);
-      const records = emailRecords(database.db);
+      const records = recordStore(database.db);
       const t1 = new Date(Date.now() - 60_000);
       const t2 = new Date();
       await records.applyEvent({ email_id: sent.email_id }, 'opened', t2);
@@ -217,7 +211,7 @@ describe('email service core', () => {
     });
 
     it('a bounce outranks an open whatever the order; flags are set either way', async () => {
-      const records = emailRecords(database.db);
+      const records = recordStore(database.db);
       const openFirst = await email.send(body(), caller);
       const bounceFirst = await email.send(body(), caller);
       await records.applyEvent({ email_id: openFirst.email_id }, 'opened');
@@ -233,7 +227,7 @@ describe('email service core', () => {
     });
 
     it('markFailed only fails a pending record', async () => {
-      const records = emailRecords(database.db);
+      const records = recordStore(database.db);
       const sent = await email.send(body(), caller);
       assert.equal(await records.markFailed(sent.email_id, 'too late', 'transient'), false);
       const stored = await record(sent.email_id);

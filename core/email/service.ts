@@ -1,40 +1,29 @@
-import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
+import { getTemplate } from '../../templates/index.ts';
 import type { Config } from '../config.ts';
-import { MailroomError, isDuplicateKeyError, isMailroomError } from '../errors.ts';
+import { MailroomError } from '../errors.ts';
+import { isUuid } from '../identity.ts';
 import type { Logger } from '../logger.ts';
+import { isPlainObject } from '../validation.ts';
 import { createAttachmentFetcher, resolveAttachments, type AttachmentFetcher } from './attachments.ts';
-import { authorizeSend, authorizeStatus, isUuid, type Identity } from './auth.ts';
+import { authorizeSend, authorizeStatus, canSee } from './auth.ts';
 import { sendBulk } from './bulk.ts';
-import type { Caller, EmailService, SendOptions, SendResult } from './contract.ts';
-import {
-  EMAIL_NOT_FOUND,
-  IN_PROGRESS,
-  NOT_CONFIGURED,
-  SENT_MESSAGE,
-  providerUnavailable,
-} from './messages.ts';
-import {
-  createSendGridProvider,
-  defaultSender,
-  type MailProvider,
-  type OutgoingAttachment,
-} from './provider.ts';
-import { STATUS_RANK, emailRecords, isHandedOver, toStatus, type EmailRecord } from './records.ts';
-import { getTemplate, renderEmail } from './templates.ts';
+import type { EmailService } from './contract.ts';
+import { idempotencyKeys } from './idempotency-keys.ts';
+import { ensureEmailIndexes } from './indexes.ts';
+import { EMAIL_NOT_FOUND } from './messages.ts';
+import { createSendGridProvider, defaultSender, type MailProvider } from './provider.ts';
+import { recordStore } from './record-store.ts';
+import { createSendPipeline } from './send-pipeline.ts';
+import { toStatus } from './status-view.ts';
 import { recordEvent, recordOpen } from './tracking.ts';
-import { isPlainObject, validateSendBody, type NormalizedSend } from './validate.ts';
-import { newViewKey } from './view-key.ts';
+import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
 
 /**
- * The email core: validate → authorise → fetch attachments → record (pending)
- * → render → deliver → record (sent | failed). One instance serves the HTTP
- * gateway and the workflow activities.
- *
- * "No send is ever lost without a record" (DESIGN.md): once the input is
- * valid, a record exists before the provider is called, and every outcome,
- * including a missing API key, is written to it.
+ * The email core, composed: validate → authorise → fetch attachments → the
+ * send pipeline (send-pipeline.ts). One instance serves the HTTP gateway and
+ * the workflow activities.
  */
 
 export interface EmailServiceDeps {
@@ -54,201 +43,29 @@ export interface EmailServiceDeps {
 
 export function createEmailService(deps: EmailServiceDeps): EmailService {
   const { db, config, logger } = deps;
-  const records = emailRecords(db);
-  const provider = deps.provider ?? createSendGridProvider(config);
+  const records = recordStore(db);
+  const keys = idempotencyKeys(db);
   const fetcher =
     deps.fetchAttachment ??
     createAttachmentFetcher({
       timeoutMs: config.attachmentFetchTimeoutMs,
       allowAddresses: deps.attachmentAllowedAddresses ?? [],
     });
-  const sender = defaultSender(config);
+  const deliver = createSendPipeline({
+    records,
+    keys,
+    provider: deps.provider ?? createSendGridProvider(config),
+    sender: defaultSender(config),
+    publicBaseUrl: config.publicBaseUrl,
+    logger,
+  });
   const handleWebhook = createWebhookHandler({
     records,
     publicKey: config.sendgrid.webhookPublicKey,
     logger,
   });
 
-  const pixelUrl = (viewKey: string) =>
-    `${config.publicBaseUrl}/api/email/track?view_key=${encodeURIComponent(viewKey)}`;
-
-  function newRecord(
-    input: NormalizedSend,
-    identity: Identity,
-    emailId: string,
-    key: string | undefined,
-  ): EmailRecord {
-    const now = new Date();
-    const first = input.to[0];
-    return {
-      _id: emailId,
-      email_id: emailId,
-      created_at: now,
-      updated_at: now,
-      subject: input.subject,
-      recipient_email: first?.email ?? '',
-      recipient_name: first?.name ?? '',
-      recipients: { to: input.to, cc: input.cc, bcc: input.bcc },
-      status_rank: STATUS_RANK.pending,
-      template_id: input.templateId,
-      opened: false,
-      delivered: false,
-      clicked: false,
-      view_key: newViewKey(emailId),
-      resource_type_ref: input.resourceTypeRef ?? null,
-      resource_id_ref: input.resourceIdRef ?? null,
-      time: null,
-      company_id: identity.companyId ?? null,
-      organization_id: identity.organizationId ?? null,
-      user_id: identity.userId ?? null,
-      provider_id: null,
-      error: null,
-      error_kind: null,
-      ...(key === undefined ? {} : { idempotency_key: key }),
-      tags: input.tags,
-      locale: input.locale,
-      language: input.language,
-    };
-  }
-
-  /**
-   * How long a keyed attempt holds its record: longer than the provider's own
-   * timeout (30 s), so only a crashed attempt's lease ever expires.
-   */
-  const ATTEMPT_LEASE_MS = 60_000;
-
-  /** The answer for a record the provider already accepted (idempotent replay). */
-  const resultOf = (record: EmailRecord): SendResult => ({
-    email_id: record.email_id,
-    provider_id: record.provider_id ?? '',
-    message: SENT_MESSAGE,
-  });
-
-  /** A record that is no longer pending answers every later attempt of its key. */
-  function finished(record: EmailRecord): { done: SendResult } | undefined {
-    if (isHandedOver(record)) return { done: resultOf(record) };
-    if (record.status_rank === STATUS_RANK.failed)
-      throw new MailroomError(
-        record.error_kind ?? 'provider_rejected',
-        record.error ?? 'email sending failed.',
-      );
-    return undefined;
-  }
-
-  /**
-   * The record this send writes to. Without a key: a new one. With a key: the
-   * one reserved for it, if a previous attempt created it; an attempt that
-   * already reached the provider is answered from the record instead. Only
-   * the holder of the key's attempt lease may create the record or call the
-   * provider.
-   */
-  async function claimRecord(
-    input: NormalizedSend,
-    identity: Identity,
-    key: string | undefined,
-  ): Promise<{ record: EmailRecord; isNew: boolean } | { done: SendResult }> {
-    if (key === undefined)
-      return { record: newRecord(input, identity, randomUUID(), undefined), isNew: true };
-    const emailId = await records.reserveIdempotencyKey(key, randomUUID());
-    // Replays of a finished send are answered without touching the lease.
-    const seen = await records.findById(emailId);
-    const replay = seen && finished(seen);
-    if (replay) return replay;
-    // Pending or not yet created: a previous attempt failed transiently (retry
-    // it) or is still running (don't send twice).
-    if (!(await records.claimAttempt(key, new Date(Date.now() + ATTEMPT_LEASE_MS))))
-      throw new MailroomError('transient', IN_PROGRESS);
-    // Read again under the lease: the previous holder may have finished in between.
-    const existing = await records.findById(emailId);
-    if (!existing) return { record: newRecord(input, identity, emailId, key), isNew: true };
-    return finished(existing) ?? { record: existing, isNew: false };
-  }
-
-  async function deliver(
-    input: NormalizedSend,
-    attachments: OutgoingAttachment[],
-    identity: Identity,
-    key: string | undefined,
-  ): Promise<SendResult> {
-    const claimed = await claimRecord(input, identity, key);
-    if ('done' in claimed) return claimed.done;
-    const { record } = claimed;
-    let rendered: ReturnType<typeof renderEmail>;
-    try {
-      // Render before inserting: a rendering bug must not leave a pending record behind.
-      rendered = renderEmail({
-        templateId: input.templateId,
-        data: input.templateData,
-        subject: input.subject,
-        trackingPixelUrl: pixelUrl(record.view_key),
-        ...(input.templateId === 'custom' && input.htmlBody !== undefined
-          ? { htmlBody: input.htmlBody }
-          : {}),
-      });
-      if (claimed.isNew) await records.insert(record);
-    } catch (err) {
-      // An attempt with the same key inserted first (its lease had expired and
-      // we took it over): answer as it will. Keep our lease: releasing it would
-      // let this very retry send while that attempt may still be sending.
-      if (key !== undefined && isDuplicateKeyError(err)) return deliver(input, attachments, identity, key);
-      // Nothing reached the provider: the retry need not wait for the lease to expire.
-      if (key !== undefined) await records.releaseAttempt(key).catch(() => undefined);
-      throw err;
-    }
-
-    if (!provider) {
-      await records.markFailed(record.email_id, NOT_CONFIGURED, 'not_configured');
-      throw new MailroomError('not_configured', NOT_CONFIGURED);
-    }
-
-    let providerId: string;
-    try {
-      ({ providerId } = await provider.send({
-        emailId: record.email_id,
-        from: input.from ?? sender,
-        to: input.to,
-        cc: input.cc,
-        bcc: input.bcc,
-        replyTo: input.replyTo,
-        subject: input.subject,
-        html: rendered.html,
-        text: rendered.text,
-        attachments,
-        categories: input.tags,
-      }));
-    } catch (err) {
-      const failure = isMailroomError(err)
-        ? err
-        : new MailroomError('transient', providerUnavailable(String((err as Error)?.message ?? err)), {
-            cause: err,
-          });
-      logger.warn(
-        { email_id: record.email_id, kind: failure.kind, reason: failure.message },
-        'email send failed',
-      );
-      // A keyed (workflow) send will be retried by the activity: keep it
-      // pending and give the lease back so the retry need not wait it out.
-      if (key !== undefined && failure.kind === 'transient') {
-        await records.noteAttemptFailed(record.email_id, failure.message, failure.kind);
-        await records.releaseAttempt(key);
-      } else await records.markFailed(record.email_id, failure.message, failure.kind);
-      throw failure;
-    }
-
-    try {
-      await records.markSent(record.email_id, providerId);
-    } catch (err) {
-      // The provider has the message: answering failure would invite a second
-      // send. The record stays pending; webhook events still move it forward.
-      logger.error(
-        { err, email_id: record.email_id, provider_id: providerId },
-        'email sent but record not updated',
-      );
-    }
-    return { email_id: record.email_id, provider_id: providerId, message: SENT_MESSAGE };
-  }
-
-  async function send(body: unknown, caller: Caller, options: SendOptions = {}): Promise<SendResult> {
+  const send: EmailService['send'] = async (body, caller, options = {}) => {
     // Authorise first: unauthenticated callers get 401, not details about their payload.
     const templateId =
       isPlainObject(body) && typeof body['template_id'] === 'string' ? body['template_id'] : '';
@@ -256,11 +73,11 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     const input = validateSendBody(body, config.blockedEmailDomains);
     const attachments = await resolveAttachments(input.attachments, fetcher);
     return deliver(input, attachments, identity, options.idempotencyKey);
-  }
+  };
 
   return {
-    async ensureIndexes() {
-      await records.ensureIndexes();
+    ensureIndexes() {
+      return ensureEmailIndexes(db);
     },
 
     send,
@@ -274,20 +91,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       const notFound = new MailroomError('not_found', EMAIL_NOT_FOUND);
       if (!isUuid(emailId)) throw notFound;
       const record = await records.findById(emailId.toLowerCase());
-      if (!record) throw notFound;
-      // Visible to the company that sent it, and to the user who sent it: the seed's
-      // status example carries X-User-Id alone, so the sender must be able to read its
-      // own records that way (unless it names a different company). Anyone else gets
-      // "not found", never "forbidden": existence is not disclosed.
-      const sameCompany = record.company_id !== null && record.company_id === identity.companyId;
-      const sameSender =
-        record.user_id !== null &&
-        record.user_id === identity.userId &&
-        (identity.companyId === undefined ||
-          record.company_id === null ||
-          record.company_id === identity.companyId);
-      const visible = sameCompany || sameSender;
-      if (!visible) throw notFound;
+      if (!record || !canSee(identity, record)) throw notFound;
       return toStatus(record);
     },
 
@@ -309,7 +113,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     async markFailed(idempotencyKey, reason) {
-      const emailId = await records.findIdByIdempotencyKey(idempotencyKey);
+      const emailId = await keys.findEmailId(idempotencyKey);
       if (!emailId) return;
       const record = await records.findById(emailId);
       await records.markFailed(emailId, reason, record?.error_kind ?? 'transient');

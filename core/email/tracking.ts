@@ -1,8 +1,8 @@
 import { MailroomError } from '../errors.ts';
-import { EMAIL_NOT_FOUND, invalidEventType } from './messages.ts';
-import type { EmailRecords } from './records.ts';
-import { TRACK_EVENT_TYPES, TrackBodySchema, type TrackBody, type TrackEventType } from './schema.ts';
-import { assertSchema } from './validate.ts';
+import { parse } from '../validation.ts';
+import { EMAIL_NOT_FOUND, describeBodyProblem, invalidEventType } from './messages.ts';
+import type { RecordStore } from './record-store.ts';
+import { TRACK_EVENT_TYPES, TrackBodySchema, type TrackEventType } from './schema.ts';
 import { looksLikeViewKey } from './view-key.ts';
 
 /**
@@ -16,18 +16,18 @@ import { looksLikeViewKey } from './view-key.ts';
  *
  * A key of the wrong shape is not looked up; a well-formed one is one read by
  * `_id` (the key embeds the email id) and a constant-time comparison with the
- * stored key (records.ts, view-key.ts). Either way an unknown key is "not found".
+ * stored key (record-store.ts, view-key.ts). Either way an unknown key is "not found".
  */
 
 /** Pixel GET: unknown or missing key does nothing (the pixel must never reveal whether a key exists). */
-export async function recordOpen(records: EmailRecords, viewKey: string | undefined): Promise<void> {
+export async function recordOpen(records: RecordStore, viewKey: string | undefined): Promise<void> {
   if (!looksLikeViewKey(viewKey)) return;
   await records.applyEvent({ view_key: viewKey }, 'opened');
 }
 
 /** POST /api/email/track. */
-export async function recordEvent(records: EmailRecords, body: unknown): Promise<void> {
-  assertSchema<TrackBody>(TrackBodySchema, body);
+export async function recordEvent(records: RecordStore, raw: unknown): Promise<void> {
+  const body = parse(TrackBodySchema, raw, describeBodyProblem);
   if (!(TRACK_EVENT_TYPES as readonly string[]).includes(body.event_type))
     throw new MailroomError('validation', invalidEventType(TRACK_EVENT_TYPES));
   const event = body.event_type as TrackEventType;

@@ -1,6 +1,6 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { TSchema } from '@sinclair/typebox';
 import { MailroomError } from '../errors.ts';
+import { getTemplate } from '../../templates/index.ts';
+import { isPlainObject, parse } from '../validation.ts';
 import {
   dedupeRecipients,
   isBlockedDomain,
@@ -19,12 +19,11 @@ import {
   SUBJECT_MAX_LENGTH,
   type SendBody,
 } from './schema.ts';
-import { getTemplate, missingVariables } from './templates.ts';
-import { fieldPath } from '../field-path.ts';
+import { missingVariables } from './template-variables.ts';
 
 /**
  * Turns an untrusted send body into a NormalizedSend, or throws
- * MailroomError('validation') with the seed's message. Checks run in a fixed
+ * MailroomError('validation') with the interface's message. Checks run in a fixed
  * precedence so a body with several problems always gets the same answer:
  * shape of the body → recipient → subject → template_id → field types and
  * unknown fields → subject length/line breaks → template exists → addresses →
@@ -57,42 +56,7 @@ export interface NormalizedSend {
   language: string;
 }
 
-const ajv = new Ajv({ strict: false, allErrors: false, useDefaults: true });
-const compiled = new Map<TSchema, ValidateFunction>();
-
 const fail = (message: string) => new MailroomError('validation', message);
-
-export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-const RECIPIENT_FIELDS = new Set(['to', 'cc', 'bcc']);
-
-/** One clear message for the first problem ajv found (unknown fields first: they are usually typos). */
-export function describeSchemaErrors(errors: readonly ErrorObject[]): string {
-  const unknown = errors.find((e) => e.keyword === 'additionalProperties');
-  if (unknown)
-    return msg.unknownField(fieldPath(unknown.instancePath, String(unknown.params['additionalProperty'])));
-  const first = errors[0];
-  if (!first) return msg.BODY_NOT_OBJECT;
-  const top = first.instancePath.split('/')[1] ?? '';
-  if (RECIPIENT_FIELDS.has(top))
-    return msg.invalidField(top, 'expected an address string, an {email, name} object or an array of them');
-  if (first.keyword === 'required')
-    return msg.missingRequiredFields([
-      fieldPath(first.instancePath, String(first.params['missingProperty'])),
-    ]);
-  return msg.invalidField(fieldPath(first.instancePath) || 'body', first.message ?? 'is invalid');
-}
-
-/** Validates `value` against a TypeBox schema (applying defaults), throwing a validation MailroomError. */
-export function assertSchema<T>(schema: TSchema, value: unknown): asserts value is T {
-  let validate = compiled.get(schema);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    compiled.set(schema, validate);
-  }
-  if (!validate(value)) throw fail(describeSchemaErrors(validate.errors ?? []));
-}
 
 const isBlank = (value: unknown) =>
   value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
@@ -140,17 +104,13 @@ function checkAttachments(attachments: SendBody['attachments']): AttachmentInput
   });
 }
 
-/** Checks the caller-independent parts of a send body. `schema` lets bulk items allow their `id`. */
-export function validateSendBody(
-  body: unknown,
-  blockedDomains: readonly string[],
-  schema: TSchema = SendBodySchema,
-): NormalizedSend {
-  if (!isPlainObject(body)) throw fail(msg.BODY_NOT_OBJECT);
-  if (hasNoRecipient(body['to'])) throw fail(msg.RECIPIENT_REQUIRED);
-  if (isBlank(body['subject'])) throw fail(msg.SUBJECT_REQUIRED);
-  if (isBlank(body['template_id'])) throw fail(msg.missingRequiredFields(['template_id']));
-  assertSchema<SendBody>(schema, body);
+/** Checks the caller-independent parts of a send body. */
+export function validateSendBody(raw: unknown, blockedDomains: readonly string[]): NormalizedSend {
+  if (!isPlainObject(raw)) throw fail(msg.BODY_NOT_OBJECT);
+  if (hasNoRecipient(raw['to'])) throw fail(msg.RECIPIENT_REQUIRED);
+  if (isBlank(raw['subject'])) throw fail(msg.SUBJECT_REQUIRED);
+  if (isBlank(raw['template_id'])) throw fail(msg.missingRequiredFields(['template_id']));
+  const body: SendBody = parse(SendBodySchema, raw, msg.describeBodyProblem);
 
   if (body.subject.length > SUBJECT_MAX_LENGTH) throw fail(msg.SUBJECT_TOO_LONG);
   if (/[\r\n]/.test(body.subject)) throw fail(msg.SUBJECT_LINE_BREAK);

@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { isUuid } from './auth.ts';
+import { isUuid } from '../identity.ts';
 
 /**
  * The per-message key in the tracking pixel's URL:

@@ -2,8 +2,9 @@ import { EventWebhook } from '@sendgrid/eventwebhook';
 import { MailroomError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { INVALID_WEBHOOK_SIGNATURE, WEBHOOK_BODY_NOT_ARRAY } from './messages.ts';
-import type { EmailRecords, TrackedEvent } from './records.ts';
-import { isUuid } from './auth.ts';
+import { isUuid } from '../identity.ts';
+import type { TrackedEvent } from './record.ts';
+import type { RecordStore } from './record-store.ts';
 
 /**
  * SendGrid's Event Webhook (POST /api/email/webhooks/sendgrid).
@@ -38,7 +39,7 @@ const header = (headers: Headers, name: string): string | undefined => {
 };
 
 export function createWebhookHandler(deps: {
-  records: EmailRecords;
+  records: RecordStore;
   publicKey: string | undefined;
   logger: Logger;
 }) {

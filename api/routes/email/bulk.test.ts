@@ -1,7 +1,13 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { STATUS_RANK } from '../../../core/email/records.ts';
-import { AUTH, invoiceBody, startEmailApp, welcomeBody, type EmailTestApp } from './testing.ts';
+import { STATUS_RANK } from '../../../core/email/record.ts';
+import {
+  AUTH,
+  invoiceBody,
+  startEmailApp,
+  welcomeBody,
+  type EmailTestApp,
+} from '../../../test/support/email-app.ts';
 
 describe('POST /api/email/bulk', () => {
   let app: EmailTestApp;
@@ -111,10 +117,10 @@ describe('POST /api/email/bulk', () => {
     const cases: Array<[unknown, string]> = [
       [{}, 'missing required fields: emails'],
       [{ emails: [] }, 'missing required fields: emails'],
-      [{ emails: 'x' }, 'invalid field emails: must be array.'],
+      [{ emails: 'x' }, 'invalid field emails: must be an array.'],
       [{ emails: items(1), batchDelay: 10_001 }, 'invalid field batchDelay: must be <= 10000.'],
       [{ emails: items(1), batchDelay: -1 }, 'invalid field batchDelay: must be >= 0.'],
-      [{ emails: items(1), batchDelay: 'soon' }, 'invalid field batchDelay: must be number.'],
+      [{ emails: items(1), batchDelay: 'soon' }, 'invalid field batchDelay: must be a number.'],
       [{ emails: items(1), extra: true }, 'unknown field: extra.'],
       [[1, 2], 'request body must be a JSON object.'],
     ];

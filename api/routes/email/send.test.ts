@@ -2,8 +2,15 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { STATUS_RANK, statusOf, type EmailRecord } from '../../../core/email/records.ts';
-import { AUTH, COMPANY, invoiceBody, startEmailApp, welcomeBody, type EmailTestApp } from './testing.ts';
+import { STATUS_RANK, statusOf, type EmailRecord } from '../../../core/email/record.ts';
+import {
+  AUTH,
+  COMPANY,
+  invoiceBody,
+  startEmailApp,
+  welcomeBody,
+  type EmailTestApp,
+} from '../../../test/support/email-app.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -374,11 +381,11 @@ describe('POST /api/email/send', () => {
         invoiceBody({ to: 42 }),
         'invalid field to: expected an address string, an {email, name} object or an array of them.',
       ],
-      ['wrong type of subject', invoiceBody({ subject: 5 }), 'invalid field subject: must be string.'],
+      ['wrong type of subject', invoiceBody({ subject: 5 }), 'invalid field subject: must be a string.'],
       [
         'non-string template variable',
         invoiceBody({ template_data: { ...(invoiceBody()['template_data'] as object), AMOUNT_TOTAL: 120 } }),
-        'invalid field template_data.AMOUNT_TOTAL: must be string.',
+        'invalid field template_data.AMOUNT_TOTAL: must be a string.',
       ],
       [
         'too many tags',

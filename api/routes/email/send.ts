@@ -1,12 +1,24 @@
-import type Router from '@koa/router';
-import type { AppDeps } from '../../app.ts';
-import { callerFromHeaders, requireJson } from './caller.ts';
+import { ErrorResponseSchema, SendBodySchema, SendResponseSchema } from '../../../core/email/schema.ts';
+import { defineRoute } from '../../route.ts';
+import { SEND_BODY_LIMIT } from './limits.ts';
 
 /** POST /api/email/send → 200 `{ success, email_id, provider_id, message }`. */
-export function sendRoute(router: Router, deps: Pick<AppDeps, 'email'>): void {
-  router.post('/api/email/send', async (ctx) => {
-    requireJson(ctx);
-    const result = await deps.email.send(ctx.request.body, callerFromHeaders(ctx));
+export const sendRoute = defineRoute({
+  method: 'post',
+  path: '/api/email/send',
+  operationId: 'sendEmail',
+  summary: 'Send one email',
+  tag: 'email',
+  identity: 'headers',
+  body: { schema: SendBodySchema, limit: SEND_BODY_LIMIT },
+  responses: {
+    200: { description: 'Sent: the record is `sent`.', schema: SendResponseSchema },
+    400: { description: 'Invalid payload.', schema: ErrorResponseSchema },
+    401: { description: 'Missing or invalid identity.', schema: ErrorResponseSchema },
+    500: { description: 'Not configured, or the provider failed.', schema: ErrorResponseSchema },
+  },
+  async handler(ctx, { email }) {
+    const result = await email.send(ctx.request.body, ctx.state.caller);
     ctx.body = { success: true, ...result };
-  });
-}
+  },
+});

@@ -1,7 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { AUTH, COMPANY, invoiceBody, startEmailApp, welcomeBody, type EmailTestApp } from './testing.ts';
+import {
+  AUTH,
+  COMPANY,
+  invoiceBody,
+  startEmailApp,
+  welcomeBody,
+  type EmailTestApp,
+} from '../../../test/support/email-app.ts';
 
 const STATUS_FIELDS = [
   'created_at',

@@ -1,11 +1,23 @@
-import type Router from '@koa/router';
-import type { AppDeps } from '../../app.ts';
-import { callerFromHeaders } from './caller.ts';
+import { Type } from '@sinclair/typebox';
+import { ErrorResponseSchema, StatusResponseSchema } from '../../../core/email/schema.ts';
+import { defineRoute } from '../../route.ts';
 
 /** GET /api/email/status/:email_id → `{ success, data }`; 404 `email not found.` for unknown, malformed or foreign ids. */
-export function statusRoute(router: Router, deps: Pick<AppDeps, 'email'>): void {
-  router.get('/api/email/status/:email_id', async (ctx) => {
-    const data = await deps.email.getStatus(ctx.params['email_id'] ?? '', callerFromHeaders(ctx));
+export const statusRoute = defineRoute({
+  method: 'get',
+  path: '/api/email/status/:email_id',
+  operationId: 'getEmailStatus',
+  summary: "One email record's status",
+  tag: 'email',
+  identity: 'headers',
+  params: Type.Object({ email_id: Type.String({ format: 'uuid' }) }),
+  responses: {
+    200: { description: 'The record.', schema: StatusResponseSchema },
+    401: { description: 'No valid `X-User-Id`.', schema: ErrorResponseSchema },
+    404: { description: 'Unknown, malformed or not visible to the caller.', schema: ErrorResponseSchema },
+  },
+  async handler(ctx, { email }) {
+    const data = await email.getStatus(ctx.params['email_id'] ?? '', ctx.state.caller);
     ctx.body = { success: true, data };
-  });
-}
+  },
+});

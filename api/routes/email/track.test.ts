@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { statusOf, type EmailRecord } from '../../../core/email/records.ts';
+import { statusOf, type EmailRecord } from '../../../core/email/record.ts';
 import { newViewKey } from '../../../core/email/view-key.ts';
-import { invoiceBody, startEmailApp, type EmailTestApp } from './testing.ts';
+import { invoiceBody, startEmailApp, type EmailTestApp } from '../../../test/support/email-app.ts';
 
 const GIF_HEX = '47494638396101000100800000ffffff00000021f90401000000002c00000000010001000002024401003b';
 

@@ -1,6 +1,6 @@
-import type Router from '@koa/router';
-import type { AppDeps } from '../../app.ts';
-import { requireJson } from './caller.ts';
+import { Type } from '@sinclair/typebox';
+import { ErrorResponseSchema, OkResponseSchema, TrackBodySchema } from '../../../core/email/schema.ts';
+import { defineRoute } from '../../route.ts';
 
 /** The standard 43-byte transparent 1×1 GIF89a. */
 export const TRACKING_PIXEL = Buffer.from(
@@ -9,32 +9,50 @@ export const TRACKING_PIXEL = Buffer.from(
 );
 
 /**
- * GET /api/email/track?view_key=… — the open-tracking pixel. Always the same
+ * GET /api/email/track?view_key=…: the open-tracking pixel. Always the same
  * GIF, whatever the key (unknown, missing, or a database failure): an image
  * in someone's mail client is no place for an error, and the answer must not
  * reveal whether a key exists.
- *
- * POST /api/email/track `{ view_key, event_type }` → `{ success: true }`.
  */
-export function trackRoutes(router: Router, deps: Pick<AppDeps, 'email' | 'logger'>): void {
-  router.get('/api/email/track', async (ctx) => {
+export const pixelRoute = defineRoute({
+  method: 'get',
+  path: '/api/email/track',
+  operationId: 'trackOpen',
+  summary: 'Open-tracking pixel',
+  tag: 'email',
+  query: Type.Object({ view_key: Type.Optional(Type.String()) }),
+  responses: { 200: { description: 'A 1×1 transparent GIF, always.', contentType: 'image/gif' } },
+  async handler(ctx, { email, logger }) {
     const raw = ctx.query['view_key'];
     const viewKey = Array.isArray(raw) ? raw[0] : raw;
     try {
-      await deps.email.recordOpen(viewKey);
+      await email.recordOpen(viewKey);
     } catch (err) {
-      deps.logger.error({ err }, 'tracking pixel: recording the open failed');
+      logger.error({ err }, 'tracking pixel: recording the open failed');
     }
     ctx.status = 200;
     ctx.set('Cache-Control', 'no-store, no-cache, must-revalidate');
     ctx.set('Pragma', 'no-cache');
     ctx.type = 'image/gif';
     ctx.body = TRACKING_PIXEL;
-  });
+  },
+});
 
-  router.post('/api/email/track', async (ctx) => {
-    requireJson(ctx);
-    await deps.email.recordEvent(ctx.request.body);
+/** POST /api/email/track `{ view_key, event_type }` → `{ success: true }`. */
+export const trackEventRoute = defineRoute({
+  method: 'post',
+  path: '/api/email/track',
+  operationId: 'trackEvent',
+  summary: 'Record a delivered, opened or clicked event',
+  tag: 'email',
+  body: { schema: TrackBodySchema, limit: '45mb' },
+  responses: {
+    200: { description: 'Recorded.', schema: OkResponseSchema },
+    400: { description: 'Invalid payload or event_type.', schema: ErrorResponseSchema },
+    404: { description: 'Unknown view key.', schema: ErrorResponseSchema },
+  },
+  async handler(ctx, { email }) {
+    await email.recordEvent(ctx.request.body);
     ctx.body = { success: true };
-  });
-}
+  },
+});

@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
-import { statusOf, type EmailRecord } from '../../../core/email/records.ts';
-import { invoiceBody, startEmailApp, type EmailTestApp } from './testing.ts';
+import { statusOf, type EmailRecord } from '../../../core/email/record.ts';
+import { invoiceBody, startEmailApp, type EmailTestApp } from '../../../test/support/email-app.ts';
 
 const SIGNATURE = 'x-twilio-email-event-webhook-signature';
 const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp';

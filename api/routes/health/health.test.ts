@@ -1,30 +1,28 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import Koa from 'koa';
+import { Router } from '@koa/router';
 import { MongoClient } from 'mongodb';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../../core/config.ts';
 import { connectDatabase, type Database } from '../../../core/db.ts';
 import { freePort } from '../../../infra/services.ts';
 import { mongoUri, temporalAddress, temporalNamespace, uniqueName } from '../../../test/support/env.ts';
+import { serve as listen } from '../../../test/support/serve.ts';
+import { mountRoutes } from '../../route.ts';
+import type { AppDeps, AppState } from '../../types.ts';
 import { healthRoutes, READY_CHECK_TIMEOUT_MS } from './health.ts';
 
 /** Serves only the health routes, against whatever db and Temporal client the test gives. */
 async function serve(
-  deps: Parameters<typeof healthRoutes>[0],
+  deps: Pick<AppDeps, 'db' | 'temporal' | 'config'>,
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const app = new Koa();
-  const router = healthRoutes(deps);
+  const app = new Koa<AppState>();
+  const router = new Router<AppState>();
+  // The health routes use only these three dependencies.
+  mountRoutes(router, healthRoutes, deps as AppDeps);
   app.use(router.routes()).use(router.allowedMethods());
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  return listen(app);
 }
 
 async function get(url: string): Promise<{ status: number; body: Record<string, unknown>; ms: number }> {

@@ -1,6 +1,7 @@
-import { Router } from '@koa/router';
-import type { AppDeps } from '../../app.ts';
+import { Type } from '@sinclair/typebox';
 import { pingDatabase } from '../../../core/db.ts';
+import { defineRoute } from '../../route.ts';
+import type { AppDeps } from '../../types.ts';
 
 /** Each dependency check gives up after this long: a probe must answer fast, even when a dependency hangs. */
 export const READY_CHECK_TIMEOUT_MS = 2000;
@@ -10,39 +11,83 @@ export interface CheckResult {
   error?: string;
 }
 
+const CheckResultSchema = Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String()) });
+
+/** `GET /health`: liveness, no I/O: the process is up and serving HTTP. */
+export const healthRoute = defineRoute({
+  method: 'get',
+  path: '/health',
+  operationId: 'health',
+  summary: 'Liveness',
+  tag: 'health',
+  responses: {
+    200: {
+      description: 'The gateway is up.',
+      schema: Type.Object({ success: Type.Literal(true), status: Type.Literal('ok') }),
+    },
+  },
+  handler(ctx) {
+    ctx.body = { success: true, status: 'ok' };
+  },
+});
+
 /**
- * `GET /health`: liveness, no I/O — the process is up and serving HTTP.
- * `GET /ready`: readiness — MongoDB answers a ping and Temporal answers for the
+ * `GET /ready`: readiness. MongoDB answers a ping and Temporal answers for the
  * configured namespace; 503 naming what failed otherwise, so a load balancer
  * (or docker compose) routes traffic only to a gateway that can do its job.
  */
-export function healthRoutes(deps: Pick<AppDeps, 'db' | 'temporal' | 'config'>): Router {
-  const router = new Router();
-
-  router.get('/health', (ctx) => {
-    ctx.body = { success: true, status: 'ok' };
-  });
-
-  router.get('/ready', async (ctx) => {
-    const [mongodb, temporal] = await Promise.all([
-      check(() => pingDatabase(deps.db)),
-      check(async () => {
-        // The gRPC deadline ends the call itself a little before check()'s own timer, so
-        // no call is left running in the background after /ready has answered.
-        const deadline = Date.now() + READY_CHECK_TIMEOUT_MS - 250;
-        await deps.temporal.connection.withDeadline(deadline, () =>
-          deps.temporal.workflowService.describeNamespace({ namespace: deps.config.temporal.namespace }),
-        );
+export const readyRoute = defineRoute({
+  method: 'get',
+  path: '/ready',
+  operationId: 'ready',
+  summary: 'Readiness: MongoDB and Temporal answer',
+  tag: 'health',
+  responses: {
+    200: {
+      description: 'Both dependencies answer.',
+      schema: Type.Object({
+        success: Type.Literal(true),
+        mongodb: CheckResultSchema,
+        temporal: CheckResultSchema,
       }),
-    ]);
+    },
+    503: {
+      description: 'A dependency does not answer.',
+      schema: Type.Object({
+        success: Type.Literal(false),
+        error: Type.String(),
+        mongodb: CheckResultSchema,
+        temporal: CheckResultSchema,
+      }),
+    },
+  },
+  async handler(ctx, deps) {
+    const { mongodb, temporal } = await checkDependencies(deps);
     const ready = mongodb.ok && temporal.ok;
     ctx.status = ready ? 200 : 503;
     ctx.body = ready
       ? { success: true, mongodb, temporal }
       : { success: false, error: 'not ready', mongodb, temporal };
-  });
+  },
+});
 
-  return router;
+export const healthRoutes = [healthRoute, readyRoute];
+
+export async function checkDependencies(
+  deps: Pick<AppDeps, 'db' | 'temporal' | 'config'>,
+): Promise<{ mongodb: CheckResult; temporal: CheckResult }> {
+  const [mongodb, temporal] = await Promise.all([
+    check(() => pingDatabase(deps.db)),
+    check(async () => {
+      // The gRPC deadline ends the call itself a little before check()'s own timer, so
+      // no call is left running in the background after /ready has answered.
+      const deadline = Date.now() + READY_CHECK_TIMEOUT_MS - 250;
+      await deps.temporal.connection.withDeadline(deadline, () =>
+        deps.temporal.workflowService.describeNamespace({ namespace: deps.config.temporal.namespace }),
+      );
+    }),
+  ]);
+  return { mongodb, temporal };
 }
 
 async function check(probe: () => Promise<unknown>): Promise<CheckResult> {

@@ -1,14 +1,14 @@
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
-import type { Caller } from '../../../core/email/contract.ts';
-import type { WorkflowDefinition } from '../../../core/workflows/registry.ts';
-import { CALLER_MEMO_KEY } from '../../../workflows/memo.ts';
-import { HttpError } from '../../errors.ts';
-import { RUN_NOT_FOUND, TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
+import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
+import { RUN_ID_REQUIRED, RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
+import { HttpError } from '../../http-error.ts';
+import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
-/** `?runId=` must be one non-empty string (seed: 400 when absent). */
+/** `?runId=` must be one non-empty string (400 when absent). */
 export function runIdFromQuery(value: string | string[] | undefined): string {
   const runId = Array.isArray(value) ? value[0] : value;
-  if (!runId) throw new HttpError(400, 'runId query parameter is required');
+  if (!runId) throw new HttpError(400, RUN_ID_REQUIRED);
   return runId;
 }
 
@@ -31,7 +31,7 @@ export async function describeRun(
   try {
     desc = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.describe());
   } catch (err) {
-    throw temporalError(err, 'failed to read workflow run');
+    throw temporalError(err, 'read workflow run');
   }
   if (desc.type !== def.workflowType) throw new HttpError(404, RUN_NOT_FOUND);
   const owner = (desc.memo?.[CALLER_MEMO_KEY] as Caller | undefined)?.companyId;

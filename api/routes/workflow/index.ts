@@ -1,14 +1,24 @@
-import Router from '@koa/router';
-import type { AppDeps } from '../../app.ts';
-import { triggerRoute } from './trigger.ts';
-import { statusRoute } from './status.ts';
+import { findWorkflow } from '../../../core/workflows/registry.ts';
+import { workflowNotFound } from '../../../core/workflows/messages.ts';
+import { HttpError } from '../../http-error.ts';
+import type { RouteSpec } from '../../route.ts';
+import type { AppRouter } from '../../types.ts';
 import { cancelRoute } from './cancel.ts';
+import { statusRoute } from './status.ts';
+import { triggerRoute } from './trigger.ts';
 
 /** POST (start), GET (status) and DELETE (cancel) /api/workflow/:workflowName. */
-export function workflowRoutes(deps: AppDeps): Router {
-  const router = new Router();
-  triggerRoute(router, deps);
-  statusRoute(router, deps);
-  cancelRoute(router, deps);
-  return router;
+export const workflowRoutes: readonly RouteSpec[] = [triggerRoute, statusRoute, cancelRoute];
+
+/**
+ * Resolves `:workflowName` in the registry for every workflow route, before
+ * any other route middleware: an unknown name is 404 naming it.
+ */
+export function resolveWorkflowName(router: AppRouter): void {
+  router.param('workflowName', async (name, ctx, next) => {
+    const def = findWorkflow(name);
+    if (!def) throw new HttpError(404, workflowNotFound(name));
+    ctx.state.workflow = def;
+    await next();
+  });
 }

@@ -1,7 +1,7 @@
-import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import { TimeoutFailure, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-
-export type RunStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled';
+import { WORKFLOW_FAILED, workflowTerminated, workflowTimedOut } from '../../../core/workflows/messages.ts';
+import type { RunStatus } from './schema.ts';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Timestamp =
@@ -10,9 +10,10 @@ type Timestamp =
 const EVENT_WORKFLOW_TASK_STARTED = 6; // temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED
 
 /**
- * Temporal's execution status → the seed's run status (DESIGN.md, Status
- * mapping). `pending` is a RUNNING execution whose first workflow task no
- * worker has started yet: its history holds no WorkflowTaskStarted event.
+ * Temporal's execution status → the interface's run status. `pending` is a
+ * RUNNING execution whose first workflow task no worker has started yet: its
+ * history holds no WorkflowTaskStarted event. FAILED, TIMED_OUT and
+ * TERMINATED are all `failed`; CANCELLED is `cancelled`.
  */
 export function mapStatus(temporalStatus: string, history: HistoryEvent[]): RunStatus {
   switch (temporalStatus) {
@@ -47,9 +48,9 @@ export interface RunView {
  * Everything GET answers about one run. `updatedAt` is the close time of a
  * closed run, else the time of the last event in its history (the latest
  * progress Temporal recorded: a step scheduled, started, retried or finished).
- * `result` is `{ result: <what the workflow returned> }` when completed — the
- * seed's `result.result` — and null otherwise; `error` is the deepest cause of
- * the failure (e.g. `user not found: u1`, not "Activity task failed").
+ * `result` is `{ result: <what the workflow returned> }` when completed (the
+ * interface's `result.result`) and null otherwise; `error` is the deepest cause
+ * of the failure (e.g. `user not found: u1`, not "Activity task failed").
  */
 export async function viewRun(
   handle: WorkflowHandle,
@@ -66,15 +67,27 @@ export async function viewRun(
   if (status === 'completed') {
     result = { result: await handle.result() };
   } else if (status === 'failed') {
-    error = await handle.result().then(
-      () => 'workflow failed',
-      (err: unknown) => deepestMessage(err) ?? 'workflow failed',
+    const failure = await handle.result().then(
+      () => undefined,
+      (err: unknown) => err,
     );
+    error = deepestMessage(failure) ?? WORKFLOW_FAILED;
     // Say why a run that never failed by itself ended (an operator or a timeout ended it).
-    if (desc.status.name === 'TERMINATED') error = `workflow terminated: ${error}`;
-    if (desc.status.name === 'TIMED_OUT' && !/time/i.test(error)) error = `workflow timed out: ${error}`;
+    if (desc.status.name === 'TERMINATED') error = workflowTerminated(error);
+    if (desc.status.name === 'TIMED_OUT' && !hasCause(failure, TimeoutFailure))
+      error = workflowTimedOut(error);
   }
   return { status, result, error, createdAt, updatedAt };
+}
+
+/** Whether `err` or any error in its `cause` chain is a `type`. */
+function hasCause(err: unknown, type: abstract new (...args: never[]) => Error): boolean {
+  let current: unknown = err;
+  for (let depth = 0; current instanceof Error && depth < 20; depth++) {
+    if (current instanceof type) return true;
+    current = (current as Error).cause;
+  }
+  return false;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { WorkflowHarness } from './testing.ts';
+import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
 
 /**
  * GET /api/workflow/:workflowName?runId=… against the real Temporal server.

@@ -2,10 +2,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { WorkflowHarness } from './testing.ts';
+import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
 import { createApp } from '../../app.ts';
 import { createLogger } from '../../../core/logger.ts';
-import type { AddressInfo } from 'node:net';
+import { httpClient } from '../../../test/support/http.ts';
+import { serve } from '../../../test/support/serve.ts';
 
 /**
  * POST /api/workflow/:workflowName against the real Temporal server. Runs
@@ -215,24 +216,15 @@ describe('POST /api/workflow/:workflowName', () => {
     // No retry interceptor: the refused connection surfaces at once instead of after the deadline.
     const connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [] });
     const temporal = new Client({ connection });
-    const app = createApp({ ...h, logger: createLogger('test', 'silent'), db: h.database.db, temporal });
-    const server = app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    const logger = createLogger('test', h.config);
+    const server = await serve(createApp({ ...h, logger, db: h.database.db, temporal }));
     try {
-      const res = await fetch(
-        `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/workflow/send-welcome-email`,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ userId: 'u-1' }),
-        },
-      );
+      const res = await httpClient(server.url).post('/api/workflow/send-welcome-email', { userId: 'u-1' });
       assert.equal(res.status, 500);
-      const body = (await res.json()) as Record<string, unknown>;
-      assert.equal(body['success'], false);
-      assert.match(String(body['error']), /^failed to start workflow: .+/);
+      assert.equal(res.body['success'], false);
+      assert.match(String(res.body['error']), /^failed to start workflow: .+/);
     } finally {
-      server.close();
+      await server.close();
       await connection.close().catch(() => undefined);
     }
   });

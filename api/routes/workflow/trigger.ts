@@ -1,23 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type Router from '@koa/router';
+import { Type } from '@sinclair/typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { AppDeps } from '../../app.ts';
-import { HttpError } from '../../errors.ts';
-import { findWorkflow, type WorkflowDefinition } from '../../../core/workflows/registry.ts';
+import { ErrorResponseSchema } from '../../../core/email/schema.ts';
+import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
+import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
-import { CALLER_MEMO_KEY } from '../../../workflows/memo.ts';
-import { callerFromHeaders, hasControlCharacters } from './caller.ts';
+import { HttpError } from '../../http-error.ts';
+import { hasControlCharacters } from '../../middleware/identity.ts';
+import { defineRoute } from '../../route.ts';
+import { TriggerResponseSchema, WorkflowNameParams } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
-/** Looks the path's name up in the registry; unknown → 404 with the name in the message (seed). */
-export function workflowFromPath(name: string): WorkflowDefinition {
-  const def = findWorkflow(name);
-  if (!def) throw new HttpError(404, `workflow '${name}' not found`);
-  return def;
-}
-
 /**
- * The run id — Temporal's workflow id, what operators search for in the Web
+ * The run id: Temporal's workflow id, what operators search for in the Web
  * UI. With an Idempotency-Key it is derived from the key, the workflow name
  * and the caller's company, so a repeat trigger lands on the same run and two
  * tenants' keys never collide; without one it is random.
@@ -35,18 +30,38 @@ export function runIdFor(
 }
 
 /**
- * POST /api/workflow/:workflowName — validate the body against the workflow's
+ * POST /api/workflow/:workflowName: validate the body against the workflow's
  * input schema, then start the run and answer 202 at once; the worker does the
  * rest. Nothing starts when the body is invalid.
  */
-export function triggerRoute(router: Router, { temporal, config }: AppDeps): void {
-  router.post('/api/workflow/:workflowName', async (ctx) => {
-    const def = workflowFromPath(ctx.params['workflowName'] ?? '');
+export const triggerRoute = defineRoute({
+  method: 'post',
+  path: '/api/workflow/:workflowName',
+  operationId: 'triggerWorkflow',
+  summary: 'Start a workflow run',
+  tag: 'workflow',
+  identity: 'memo-safe',
+  body: { schema: Type.Object({}, { additionalProperties: true }), limit: '45mb' },
+  params: WorkflowNameParams,
+  responses: {
+    202: {
+      description: 'Started (or, with the same Idempotency-Key, already started).',
+      schema: TriggerResponseSchema,
+    },
+    400: { description: 'Invalid input.', schema: ErrorResponseSchema },
+    404: { description: 'Unknown workflow name.', schema: ErrorResponseSchema },
+    500: {
+      description: 'Temporal could not start the run; the message carries the cause.',
+      schema: ErrorResponseSchema,
+    },
+  },
+  async handler(ctx, { temporal, config }) {
+    const def = ctx.state.workflow;
     const input = validateWorkflowInput(def, ctx.request.body);
-    const caller = callerFromHeaders(ctx);
+    const caller = ctx.state.caller;
     const idempotencyKey = ctx.get('idempotency-key') || undefined;
     if (idempotencyKey && (idempotencyKey.length > 255 || hasControlCharacters(idempotencyKey))) {
-      throw new HttpError(400, 'Idempotency-Key must be at most 255 printable characters');
+      throw new HttpError(400, IDEMPOTENCY_KEY_INVALID);
     }
     const workflowId = runIdFor(def.name, idempotencyKey, caller.companyId);
 
@@ -66,10 +81,9 @@ export function triggerRoute(router: Router, { temporal, config }: AppDeps): voi
       );
     } catch (err) {
       // Only reachable with an Idempotency-Key: random ids never collide.
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError))
-        throw temporalError(err, 'failed to start workflow');
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw temporalError(err, 'start workflow');
     }
     ctx.status = 202;
     ctx.body = { success: true, runId: workflowId, workflowName: def.name };
-  });
-}
+  },
+});

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import type { Logger } from '../core/logger.ts';
+import type { Logger } from '../../core/logger.ts';
 
 /** A caller's own X-Request-Id is echoed when it is short and printable; otherwise we make one. */
 const ACCEPTABLE_REQUEST_ID = /^[\w.:-]{1,128}$/;

@@ -1,11 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { WorkflowDefinition } from './definition.ts';
 import { EIN_ACTION_VALUES, type EinAction } from './ein-actions.ts';
+import { conflictingFields } from './messages.ts';
+import { MailroomError } from '../errors.ts';
 
 /**
- * POST /api/workflow/send-email-received-ein body, after normaliseEinInput.
+ * POST /api/workflow/send-email-received-ein body, after normalizeEinInput.
  * The three identity ids must be UUIDs: the email service authorises EIN
- * templates with them (DESIGN.md, Auth), so a non-UUID is refused here (400)
- * instead of failing the run later.
+ * templates with them, so a non-UUID is refused here (400) instead of
+ * failing the run later.
  */
 export const SendEmailReceivedEinInput = Type.Object({
   userId: Type.String({ format: 'uuid' }),
@@ -27,13 +30,15 @@ export const SendEmailReceivedEinInput = Type.Object({
 
 export type SendEmailReceivedEinInput = Static<typeof SendEmailReceivedEinInput>;
 
-export interface SendEmailReceivedEinResult {
-  message: 'ein email sent';
-  emailAction: string;
-  emailId: string;
-}
+export const SendEmailReceivedEinResult = Type.Object({
+  message: Type.Literal('ein email sent'),
+  emailAction: Type.String(),
+  emailId: Type.String({ format: 'uuid' }),
+});
 
-/** Seed table: each canonical key and the other spelling a client may use. */
+export type SendEmailReceivedEinResult = Static<typeof SendEmailReceivedEinResult>;
+
+/** Each canonical key and the other spelling a client may use (the interface's table). */
 const EIN_KEY_ALIASES: ReadonlyArray<readonly [canonical: string, alias: string]> = [
   ['userId', 'user_id'],
   ['companyId', 'company_id'],
@@ -43,24 +48,30 @@ const EIN_KEY_ALIASES: ReadonlyArray<readonly [canonical: string, alias: string]
 ];
 
 /**
- * Accepts snake_case and camelCase keys (seed table) and returns the body with
- * canonical keys only. Both spellings with different values is a client
- * mistake we refuse rather than guess about.
+ * Accepts snake_case and camelCase keys and returns the body with canonical
+ * keys only. Both spellings with different values is a client mistake we
+ * refuse rather than guess about.
  */
-export function normaliseEinInput(body: Record<string, unknown>): Record<string, unknown> {
+export function normalizeEinInput(body: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...body };
   for (const [canonical, alias] of EIN_KEY_ALIASES) {
     if (!(alias in out)) continue;
     const aliasValue = out[alias];
     delete out[alias];
     if (canonical in out && JSON.stringify(out[canonical]) !== JSON.stringify(aliasValue)) {
-      throw new InputConflictError(`conflicting fields: ${alias} and ${canonical}`);
+      throw new MailroomError('validation', conflictingFields(alias, canonical));
     }
     out[canonical] = aliasValue;
   }
   return out;
 }
 
-export class InputConflictError extends Error {
-  override name = 'InputConflictError';
-}
+export const sendEmailReceivedEin: WorkflowDefinition = {
+  name: 'send-email-received-ein',
+  workflowType: 'sendEmailReceivedEin',
+  input: SendEmailReceivedEinInput,
+  normalize: normalizeEinInput,
+  result: SendEmailReceivedEinResult,
+  description:
+    'Sends the notification `emailAction` selects to `recipients` (cc `ccs`) on behalf of the company.',
+};

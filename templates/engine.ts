@@ -1,7 +1,6 @@
 /**
- * Template engine of the email core: looks up the definitions in templates/,
- * validates variables against each template's JSON Schema (ajv), and renders
- * subject, HTML and text with Handlebars.
+ * The template engine: renders a template's subject, HTML and text with
+ * Handlebars.
  *
  * Security rules that hold for every template:
  * - variables are HTML-escaped (Handlebars default; templates never use `{{{ }}}`);
@@ -11,26 +10,12 @@
  * - every HTML body carries the tracking pixel (its URL escaped for the attribute).
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import Handlebars from 'handlebars';
-import { Ajv } from 'ajv';
-import type { ValidateFunction } from 'ajv';
 import { convert } from 'html-to-text';
-import { TEMPLATE_SPECS, TEMPLATES_DIR } from '../../templates/index.ts';
-import type { TemplateSpec } from '../../templates/index.ts';
-
-export interface TemplateDefinition {
-  id: string;
-  description: string;
-  /** Handlebars source, rendered with the data. */
-  defaultSubject: string;
-  /** In display order, for docs and errors. */
-  requiredVariables: readonly string[];
-  /** Declared but optional variables (shown when present), for docs. */
-  optionalVariables: readonly string[];
-  /** false only for password-reset, welcome, verification. */
-  requiresAuth: boolean;
-}
+import type { TemplateData, TemplateDefinition } from './define.ts';
+import { CUSTOM_TEMPLATE_ID, getTemplate } from './index.ts';
 
 export interface RenderInput {
   templateId: string;
@@ -39,72 +24,11 @@ export interface RenderInput {
   /** `{base_url}/api/email/track?view_key=…`, unescaped; escaped here for the attribute. */
   trackingPixelUrl: string;
   /** The caller's HTML; `custom` only. */
-  htmlBody?: string;
+  htmlBody?: string | undefined;
 }
 
-const CUSTOM_ID = 'custom';
-
-const specs = new Map<string, TemplateSpec>(TEMPLATE_SPECS.map((spec) => [spec.id, spec]));
-
-const definitions = new Map<string, TemplateDefinition>(
-  TEMPLATE_SPECS.map((spec) => {
-    const required = spec.variables.required ?? [];
-    const definition: TemplateDefinition = Object.freeze({
-      id: spec.id,
-      description: spec.description,
-      defaultSubject: spec.defaultSubject,
-      requiredVariables: Object.freeze([...required]),
-      optionalVariables: Object.freeze(
-        Object.keys(spec.variables.properties).filter((name) => !required.includes(name)),
-      ),
-      requiresAuth: spec.requiresAuth,
-    });
-    return [spec.id, definition];
-  }),
-);
-
-export const TEMPLATE_IDS: readonly string[] = Object.freeze(TEMPLATE_SPECS.map((spec) => spec.id));
-
-export function getTemplate(id: string): TemplateDefinition | undefined {
-  return definitions.get(id);
-}
-
-// ---------------------------------------------------------------- validation
-
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map<string, ValidateFunction>();
-
-function validatorFor(spec: TemplateSpec): ValidateFunction {
-  let validate = validators.get(spec.id);
-  if (!validate) {
-    validate = ajv.compile(spec.variables);
-    validators.set(spec.id, validate);
-  }
-  return validate;
-}
-
-/** The variable an ajv error is about: the missing property, or the first segment of the path. */
-function variableOf(error: { instancePath: string; params: Record<string, unknown> }): string | undefined {
-  if (typeof error.params.missingProperty === 'string') return error.params.missingProperty;
-  const first = error.instancePath.split('/')[1];
-  return first === undefined ? undefined : first.replace(/~1/g, '/').replace(/~0/g, '~');
-}
-
-/**
- * Names of required variables absent or not a non-empty string in `data`, in
- * declared order. `custom` has none (its `html_body` is a request field checked by the core).
- */
-export function missingVariables(id: string, data: Record<string, unknown>): string[] {
-  const spec = requireSpec(id);
-  const definition = definitions.get(id)!;
-  if (id === CUSTOM_ID) return [];
-  const isObject = typeof data === 'object' && data !== null && !Array.isArray(data);
-  if (!isObject) return [...definition.requiredVariables];
-  const validate = validatorFor(spec);
-  if (validate(data)) return [];
-  const failing = new Set((validate.errors ?? []).map(variableOf));
-  return definition.requiredVariables.filter((name) => failing.has(name));
-}
+/** Folder holding templates/<id>/html.hbs, text.hbs and templates/_shared/*.hbs. */
+const TEMPLATES_DIR = fileURLToPath(new URL('.', import.meta.url));
 
 // ---------------------------------------------------------------- URL safety
 
@@ -180,12 +104,12 @@ interface CompiledTemplate {
 /** Compiled once per template on first use, then reused for every send. */
 const compiled = new Map<string, CompiledTemplate>();
 
-function compiledFor(spec: TemplateSpec): CompiledTemplate {
+function compiledFor(spec: TemplateDefinition): CompiledTemplate {
   let entry = compiled.get(spec.id);
   if (!entry) {
     const options = { strict: false, preventIndent: true };
     entry = { subject: textEngine.compile(spec.defaultSubject, { ...options, noEscape: true }) };
-    if (spec.id !== CUSTOM_ID) {
+    if (spec.id !== CUSTOM_TEMPLATE_ID) {
       entry.html = htmlEngine.compile(readTemplateFile(spec.id, 'html.hbs'), options);
       entry.text = textEngine.compile(readTemplateFile(spec.id, 'text.hbs'), { ...options, noEscape: true });
     }
@@ -194,8 +118,8 @@ function compiledFor(spec: TemplateSpec): CompiledTemplate {
   return entry;
 }
 
-function requireSpec(id: string): TemplateSpec {
-  const spec = specs.get(id);
+function requireSpec(id: string): TemplateDefinition {
+  const spec = getTemplate(id);
   if (!spec) throw new Error(`unknown email template: ${id}`);
   return spec;
 }
@@ -208,9 +132,14 @@ export function renderSubject(id: string, data: Record<string, string>): string 
   return rendered.replace(/[\r\n]+/g, ' ').trim();
 }
 
+/** The default subject of a template code sends by definition, with data typed by its schema. */
+export function subjectOf<T extends TemplateDefinition>(template: T, data: TemplateData<T>): string {
+  return renderSubject(template.id, data as Record<string, string>);
+}
+
 export function renderEmail(input: RenderInput): { html: string; text: string } {
   const spec = requireSpec(input.templateId);
-  if (spec.id === CUSTOM_ID) {
+  if (spec.id === CUSTOM_TEMPLATE_ID) {
     if (typeof input.htmlBody !== 'string') throw new Error('html_body is required for the custom template');
     return renderCustom(input.htmlBody, input.subject, input.trackingPixelUrl);
   }

@@ -1,13 +1,11 @@
 /**
- * Test harness for the workflow platform's integration tests (routes beside
- * this file and test/workflows.*.test.ts): a real gateway (createApp +
- * listen(0)) talking to the real Temporal server, the real email core over a
- * unique database, a fake SendGrid over real HTTP, and in-process workers on a
- * task queue of its own. Not imported by production code.
+ * Test harness for the workflow platform's integration tests
+ * (api/routes/workflow/*.test.ts and test/workflows.*.test.ts): a real gateway
+ * (createApp + listen(0)) talking to the real Temporal server, the real email
+ * core (test/support/email-core.ts), and in-process workers on a task queue of
+ * its own.
  */
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import {
   DefaultLogger,
@@ -16,26 +14,20 @@ import {
   bundleWorkflowCode,
   type Worker,
 } from '@temporalio/worker';
-import { loadConfig, type Config } from '../../../core/config.ts';
-import { connectDatabase, type Database } from '../../../core/db.ts';
-import { createLogger } from '../../../core/logger.ts';
-import type { EmailService, EmailStatus } from '../../../core/email/contract.ts';
-import { createEmailService } from '../../../core/email/service.ts';
-import { createApp } from '../../app.ts';
-import { createWorker, WORKFLOWS_PATH } from '../../../worker/create-worker.ts';
-import { FakeSendGrid } from '../../../test/support/fake-sendgrid.ts';
-import { mongoUri, temporalAddress, temporalNamespace, uniqueName } from '../../../test/support/env.ts';
+import type { Config } from '../../core/config.ts';
+import type { Database } from '../../core/db.ts';
+import type { EmailService, EmailStatus } from '../../core/email/contract.ts';
+import { createApp } from '../../api/app.ts';
+import type { RunResponse } from '../../api/routes/workflow/schema.ts';
+import { createWorker, WORKFLOWS_PATH } from '../../worker/create-worker.ts';
+import type { FakeSendGrid } from './fake-sendgrid.ts';
+import { startEmailCore, type EmailCore } from './email-core.ts';
+import { mongoUri, temporalAddress, temporalNamespace, uniqueName } from './env.ts';
+import { httpClient, type HttpAnswer, type HttpClient } from './http.ts';
+import { serve } from './serve.ts';
 
-export interface RunBody {
-  success: boolean;
-  runId: string;
-  workflowName: string;
-  status: string;
-  result: { result: Record<string, unknown> } | null;
-  error: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A GET's body, `result.result` typed loosely for assertions. */
+export type RunBody = Omit<RunResponse, 'result'> & { result: { result: Record<string, unknown> } | null };
 
 let bundle: Promise<string> | undefined;
 /** One webpack bundle per test process, shared by every worker it starts. */
@@ -58,11 +50,12 @@ function installQuietRuntime(): void {
 }
 
 export class WorkflowHarness {
-  readonly fake = new FakeSendGrid();
   readonly taskQueue = uniqueName('wf');
+  private core!: EmailCore;
   config!: Config;
   database!: Database;
   email!: EmailService;
+  fake!: FakeSendGrid;
   temporal!: Client;
   baseUrl = '';
   /**
@@ -71,41 +64,29 @@ export class WorkflowHarness {
    * through the email service's public getStatus like its owner would.
    */
   readonly caller = { userId: randomUUID() };
-  /** This harness's own database (dropped in stop()). */
-  readonly dbName = uniqueName('wf');
   private connection!: Connection;
-  private server!: Server;
+  private server!: { url: string; close(): Promise<void> };
+  private http!: HttpClient;
   private workers: Array<{ worker: Worker; running: Promise<void>; connection: NativeConnection }> = [];
 
   async start(env: Record<string, string> = {}): Promise<this> {
     installQuietRuntime();
-    await this.fake.start();
-    this.config = loadConfig({
-      MONGODB_URI: mongoUri(),
-      TEMPORAL_ADDRESS: temporalAddress(),
-      TEMPORAL_NAMESPACE: temporalNamespace(),
-      TEMPORAL_TASK_QUEUE: this.taskQueue,
-      SENDGRID_API_KEY: 'SG.test-key',
-      SENDGRID_BASE_URL: this.fake.url,
-      LOG_LEVEL: 'silent',
-      ...env,
+    this.core = await startEmailCore({
+      name: 'wf',
+      env: {
+        TEMPORAL_ADDRESS: temporalAddress(),
+        TEMPORAL_NAMESPACE: temporalNamespace(),
+        TEMPORAL_TASK_QUEUE: this.taskQueue,
+        ...env,
+      },
     });
-    this.database = await connectDatabase(mongoUri(), this.dbName);
-    const logger = createLogger('test', 'silent');
-    this.email = createEmailService({ db: this.database.db, config: this.config, logger });
-    await this.email.ensureIndexes();
+    ({ config: this.config, database: this.database, email: this.email, fake: this.fake } = this.core);
     this.connection = await Connection.connect({ address: temporalAddress() });
     this.temporal = new Client({ connection: this.connection, namespace: temporalNamespace() });
-    const app = createApp({
-      config: this.config,
-      logger,
-      db: this.database.db,
-      temporal: this.temporal,
-      email: this.email,
-    });
-    this.server = app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => this.server.once('listening', () => resolve()));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    const app = createApp({ ...this.core, db: this.database.db, temporal: this.temporal });
+    this.server = await serve(app);
+    this.baseUrl = this.server.url;
+    this.http = httpClient(this.baseUrl);
     return this;
   }
 
@@ -136,18 +117,15 @@ export class WorkflowHarness {
 
   async stop(): Promise<void> {
     await this.stopWorkers();
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.server?.close();
     await this.connection?.close();
-    await this.database?.db.dropDatabase().catch(() => undefined);
-    await this.database?.close();
-    await this.fake.stop();
+    await this.core?.close();
   }
 
   /** MONGODB_URI pointing at this harness's database, for a worker in another process. */
   mongoUriForChild(): string {
     const url = new URL(mongoUri());
-    url.pathname = `/${this.dbName}`;
+    url.pathname = `/${this.database.db.databaseName}`;
     return url.toString();
   }
 
@@ -160,13 +138,13 @@ export class WorkflowHarness {
     await this.database.db.collection<{ _id: string }>('users').insertOne(user);
   }
 
-  async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<HttpAnswer> {
+    return this.http.request(method, path, body, headers);
   }
 
   trigger(name: string, body: unknown, headers: Record<string, string> = {}) {

@@ -1,15 +1,13 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { MongoClient, type CommandStartedEvent, type Document } from 'mongodb';
-import { loadConfig } from '../config.ts';
+import type { CommandStartedEvent, Document } from 'mongodb';
 import { isMailroomError } from '../errors.ts';
-import { createLogger } from '../logger.ts';
-import { FakeSendGrid } from '../../test/support/fake-sendgrid.ts';
-import { mongoUri, uniqueName } from '../../test/support/env.ts';
-import type { Caller, EmailService } from './contract.ts';
-import { STATUS_RANK, type EmailRecord } from './records.ts';
-import { createEmailService } from './service.ts';
+import type { FakeSendGrid } from '../../test/support/fake-sendgrid.ts';
+import { startEmailCore, type EmailCore } from '../../test/support/email-core.ts';
+import type { EmailService } from './contract.ts';
+import type { Caller } from '../identity.ts';
+import { STATUS_RANK, type EmailRecord } from './record.ts';
 import { newViewKey } from './view-key.ts';
 import { welcomeBody } from '../../test/support/sample-emails.ts';
 
@@ -88,8 +86,7 @@ function filtersOf(event: CommandStartedEvent): Document[] | undefined {
 }
 
 describe('emails access path: every query filters by _id alone', () => {
-  let client: MongoClient;
-  let dbName: string;
+  let core: EmailCore;
   let fake: FakeSendGrid;
   let email: EmailService;
   let seen: { command: string; filter: Document }[] = [];
@@ -97,19 +94,14 @@ describe('emails access path: every query filters by _id alone', () => {
   const seeded: EmailRecord[] = [];
 
   before(async () => {
-    fake = await new FakeSendGrid().start();
-    client = new MongoClient(mongoUri(), { monitorCommands: true, serverSelectionTimeoutMS: 5000 });
-    await client.connect();
-    dbName = uniqueName('email_access');
-    client.on('commandStarted', (event) => {
-      if (!watching || event.databaseName !== dbName) return;
+    core = await startEmailCore({ name: 'email_access', monitorCommands: true });
+    ({ fake, email } = core);
+    const db = core.database.db;
+    core.database.client.on('commandStarted', (event) => {
+      if (!watching || event.databaseName !== db.databaseName) return;
       if (!FILTERED.includes(event.commandName) || event.command[event.commandName] !== 'emails') return;
       for (const filter of filtersOf(event) ?? []) seen.push({ command: event.commandName, filter });
     });
-    const db = client.db(dbName);
-    const config = loadConfig({ SENDGRID_API_KEY: 'SG.test', SENDGRID_BASE_URL: fake.url });
-    email = createEmailService({ db, config, logger: createLogger('test', 'silent') });
-    await email.ensureIndexes();
     for (let i = 0; i < SEEDED; i += 500) {
       const batch = Array.from({ length: Math.min(500, SEEDED - i) }, (_, j) => seededRecord(i + j));
       await db.collection<EmailRecord>('emails').insertMany(batch);
@@ -119,9 +111,7 @@ describe('emails access path: every query filters by _id alone', () => {
   });
   after(async () => {
     watching = false;
-    await fake.stop();
-    await client.db(dbName).dropDatabase();
-    await client.close();
+    await core.close();
   });
   beforeEach(() => {
     fake.reset();

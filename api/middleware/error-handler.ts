@@ -1,0 +1,60 @@
+import type { Context, Next } from 'koa';
+import { isMailroomError, type ErrorKind } from '../../core/errors.ts';
+import type { Logger } from '../../core/logger.ts';
+import { HttpError } from '../http-error.ts';
+
+/** Each kind of domain error as an HTTP status (validation 400, auth 401, unknown 404, the rest 500). */
+const STATUS_BY_KIND: Record<ErrorKind, number> = {
+  validation: 400,
+  unauthorized: 401,
+  not_found: 404,
+  not_configured: 500,
+  provider_rejected: 500,
+  transient: 500,
+};
+
+export const MALFORMED_JSON = 'malformed JSON body.';
+export const BODY_TOO_LARGE = 'request body too large.';
+export const UNSUPPORTED_CONTENT_TYPE = 'unsupported content type.';
+export const INTERNAL_ERROR = 'internal error';
+export const NOT_FOUND = 'not found';
+
+/**
+ * Every failure leaves as `{ success: false, error }`. Client mistakes keep
+ * their 4xx (including the body parser's 400 for malformed JSON and 413 for a
+ * body over the limit); anything unexpected is logged and answered with a
+ * generic 500 so internals never leak.
+ */
+export function errorHandler(logger: Logger) {
+  return async function handleErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { success: false, error: NOT_FOUND };
+      }
+    } catch (err) {
+      const { status, message } = describe(err);
+      if (status >= 500) logger.error({ err, path: ctx.path, method: ctx.method }, 'request failed');
+      ctx.status = status;
+      ctx.body = { success: false, error: message };
+    }
+  };
+}
+
+/** The status and message of anything a handler or middleware threw. */
+function describe(err: unknown): { status: number; message: string } {
+  if (isMailroomError(err)) return { status: STATUS_BY_KIND[err.kind], message: err.message };
+  if (err instanceof HttpError) return { status: err.status, message: err.message };
+  // http-errors from koa / raw-body / co-body: `expose` is true for 4xx client errors.
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; type?: unknown } | null;
+  const status =
+    typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  if (status === 413 || e?.type === 'entity.too.large') return { status: 413, message: BODY_TOO_LARGE };
+  // co-body rethrows JSON.parse's SyntaxError with status 400.
+  if (status === 400 && (err instanceof SyntaxError || e?.type === 'entity.parse.failed'))
+    return { status: 400, message: MALFORMED_JSON };
+  if (status === 415) return { status: 415, message: UNSUPPORTED_CONTENT_TYPE };
+  if (status >= 400 && status < 500 && e?.expose) return { status, message: String((err as Error).message) };
+  return { status: 500, message: INTERNAL_ERROR };
+}

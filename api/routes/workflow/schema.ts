@@ -1,0 +1,41 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * The workflow interface's responses, as TypeBox schemas (types, the response
+ * tests and the API reference). Request bodies are each workflow's own input
+ * schema (core/workflows/<name>.input.ts).
+ */
+
+export const RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const WorkflowNameParams = Type.Object({ workflowName: Type.String() });
+export const RunIdQuery = Type.Object({ runId: Type.String({ minLength: 1 }) });
+
+/** 202 of POST. */
+export const TriggerResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  runId: Type.String(),
+  workflowName: Type.String(),
+});
+
+/** 200 of GET: the run. `result` is `{ result: <what the workflow returned> }` once completed. */
+export const RunResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  runId: Type.String(),
+  workflowName: Type.String(),
+  status: Type.Unsafe<RunStatus>(Type.String({ enum: [...RUN_STATUSES] })),
+  result: Type.Union([Type.Object({ result: Type.Unknown() }), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+});
+export type RunResponse = Static<typeof RunResponseSchema>;
+
+/** 202 of DELETE. */
+export const CancelResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  runId: Type.String(),
+  workflowName: Type.String(),
+  status: Type.Literal('cancelling'),
+});

@@ -1,0 +1,31 @@
+import type { Router, RouterContext, RouterMiddleware } from '@koa/router';
+import type { Client } from '@temporalio/client';
+import type { Db } from 'mongodb';
+import type { Config } from '../core/config.ts';
+import type { EmailService } from '../core/email/contract.ts';
+import type { Caller } from '../core/identity.ts';
+import type { Logger } from '../core/logger.ts';
+import type { WorkflowDefinition } from '../core/workflows/definition.ts';
+
+/** Everything a route may use. Built once by api/server.ts; tests build their own. */
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  temporal: Client;
+  email: EmailService;
+}
+
+/**
+ * What middleware leaves on `ctx.state` for the handlers after it. Each field
+ * is set by exactly one middleware: `caller` by identity(), `workflow` by the
+ * workflow router's `workflowName` param.
+ */
+export interface AppState {
+  caller: Caller;
+  workflow: WorkflowDefinition;
+}
+
+export type AppContext = RouterContext<AppState>;
+export type AppMiddleware = RouterMiddleware<AppState>;
+export type AppRouter = Router<AppState>;

@@ -1,0 +1,88 @@
+import type { Collection, Db } from 'mongodb';
+import { isDuplicateKeyError } from '../errors.ts';
+import { KeyedLock } from './keyed-lock.ts';
+
+/**
+ * The `email_idempotency` collection: which email record an idempotency key
+ * (a workflow step's `<workflowId>:<step>`) reserved, and the lease of the
+ * attempt currently talking to the provider for it.
+ *
+ * `_id` is the key, unique by nature. A collection of its own instead of a
+ * sparse unique index on `emails`, because FerretDB 1.24 has no partial
+ * indexes and drops the `sparse` option.
+ */
+
+interface IdempotencyDoc {
+  _id: string;
+  email_id: string;
+  created_at: Date;
+  /** While set and in the future, an attempt is talking to the provider. */
+  attempt_until?: Date | null;
+}
+
+export interface IdempotencyKeys {
+  /**
+   * The record id reserved for `key`: the first caller's `candidateId` wins,
+   * every later caller gets the same id back.
+   */
+  reserve(key: string, candidateId: string): Promise<string>;
+  findEmailId(key: string): Promise<string | undefined>;
+  /**
+   * Takes the attempt lease of `key` until `until`; false when another attempt
+   * holds it. A lease (not a flag) so a crashed attempt cannot block the key forever.
+   */
+  claimAttempt(key: string, until: Date): Promise<boolean>;
+  /** Gives the lease back (a failed attempt that will be retried). */
+  releaseAttempt(key: string): Promise<void>;
+}
+
+export function idempotencyKeys(db: Db): IdempotencyKeys {
+  const keys: Collection<IdempotencyDoc> = db.collection('email_idempotency');
+  /** Serialises the lease updates of one key (FerretDB's updates are read-modify-write). */
+  const lock = new KeyedLock();
+
+  return {
+    async reserve(key, candidateId) {
+      try {
+        const doc = await keys.findOneAndUpdate(
+          { _id: key },
+          { $setOnInsert: { email_id: candidateId, created_at: new Date() } },
+          { upsert: true, returnDocument: 'after' },
+        );
+        if (doc) return doc.email_id;
+      } catch (err) {
+        // Two concurrent upserts of the same _id: the loser reads the winner's id.
+        if (!isDuplicateKeyError(err)) throw err;
+      }
+      const existing = await keys.findOne({ _id: key });
+      if (!existing) throw new Error(`idempotency key vanished: ${key}`);
+      return existing.email_id;
+    },
+
+    async findEmailId(key) {
+      return (await keys.findOne({ _id: key }))?.email_id;
+    },
+
+    /*
+     * The conditional filter is atomic on MongoDB, so two processes cannot
+     * both take the lease. On FerretDB it is not pushed down (only a bare
+     * `{ _id }` is): a scan of `email_idempotency`, which holds only workflow
+     * sends, never of `emails`; and FerretDB's updates are read-modify-write,
+     * so the in-process lock serialises concurrent claims of one key.
+     */
+    claimAttempt: (key, until) =>
+      lock.run(key, async () => {
+        const now = new Date();
+        const result = await keys.updateOne(
+          { _id: key, $or: [{ attempt_until: null }, { attempt_until: { $lt: now } }] },
+          { $set: { attempt_until: until } },
+        );
+        return result.modifiedCount > 0;
+      }),
+
+    releaseAttempt: (key) =>
+      lock.run(key, async () => {
+        await keys.updateOne({ _id: key }, { $set: { attempt_until: null } });
+      }),
+  };
+}

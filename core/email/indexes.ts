@@ -1,0 +1,17 @@
+import type { Db } from 'mongodb';
+
+/** Indexes earlier layouts created that no query uses any more. */
+const OBSOLETE_INDEXES = ['provider_id', 'company_email'];
+
+/**
+ * The indexes of the `emails` collection, created at start (idempotent).
+ * Every runtime lookup goes by `_id`; these keep the readable copy of the id
+ * and the view keys unique on MongoDB.
+ */
+export async function ensureEmailIndexes(db: Db): Promise<void> {
+  const emails = db.collection('emails');
+  await emails.createIndex({ email_id: 1 }, { unique: true, name: 'email_id_unique' });
+  await emails.createIndex({ view_key: 1 }, { unique: true, name: 'view_key_unique' });
+  const existing = new Set((await emails.indexes()).map((i) => i.name));
+  for (const name of OBSOLETE_INDEXES) if (existing.has(name)) await emails.dropIndex(name);
+}

@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import { renderEmail } from '../../templates/engine.ts';
+import { CUSTOM_TEMPLATE_ID } from '../../templates/index.ts';
+import { MailroomError, isDuplicateKeyError, isMailroomError } from '../errors.ts';
+import type { Identity } from '../identity.ts';
+import type { Logger } from '../logger.ts';
+import type { IdempotencyKeys } from './idempotency-keys.ts';
+import { IN_PROGRESS, NOT_CONFIGURED, SENT_MESSAGE, providerUnavailable } from './messages.ts';
+import type { MailProvider, OutgoingAttachment } from './provider.ts';
+import type { Address } from './addresses.ts';
+import { STATUS_RANK, isHandedOver, type EmailRecord } from './record.ts';
+import type { RecordStore } from './record-store.ts';
+import type { SendResult } from './schema.ts';
+import type { NormalizedSend } from './validate.ts';
+import { newViewKey } from './view-key.ts';
+
+/**
+ * The send pipeline, after validation and authorisation: reserve the record
+ * (for a keyed send) → render → record (pending) → deliver → record (sent |
+ * failed).
+ *
+ * No send is ever lost without a record: once the input is valid, a record
+ * exists before the provider is called, and every outcome, including a
+ * missing API key, is written to it.
+ */
+
+export interface SendPipelineDeps {
+  records: RecordStore;
+  keys: IdempotencyKeys;
+  /** Undefined when no provider key is configured. */
+  provider: MailProvider | undefined;
+  sender: Address;
+  publicBaseUrl: string;
+  logger: Logger;
+}
+
+/**
+ * How long a keyed attempt holds its record: longer than the provider's own
+ * timeout (30 s), so only a crashed attempt's lease ever expires.
+ */
+const ATTEMPT_LEASE_MS = 60_000;
+
+export type Deliver = (
+  input: NormalizedSend,
+  attachments: OutgoingAttachment[],
+  identity: Identity,
+  key: string | undefined,
+) => Promise<SendResult>;
+
+export function createSendPipeline(deps: SendPipelineDeps): Deliver {
+  const { records, keys, provider, logger } = deps;
+
+  const pixelUrl = (viewKey: string) =>
+    `${deps.publicBaseUrl}/api/email/track?view_key=${encodeURIComponent(viewKey)}`;
+
+  /** The answer for a record the provider already accepted (idempotent replay). */
+  const resultOf = (record: EmailRecord): SendResult => ({
+    email_id: record.email_id,
+    provider_id: record.provider_id ?? '',
+    message: SENT_MESSAGE,
+  });
+
+  /** A record that is no longer pending answers every later attempt of its key. */
+  function finished(record: EmailRecord): { done: SendResult } | undefined {
+    if (isHandedOver(record)) return { done: resultOf(record) };
+    if (record.status_rank === STATUS_RANK.failed)
+      throw new MailroomError(
+        record.error_kind ?? 'provider_rejected',
+        record.error ?? 'email sending failed.',
+      );
+    return undefined;
+  }
+
+  /**
+   * The record this send writes to. Without a key: a new one. With a key: the
+   * one reserved for it, if a previous attempt created it; an attempt that
+   * already reached the provider is answered from the record instead. Only
+   * the holder of the key's attempt lease may create the record or call the
+   * provider.
+   */
+  async function claimRecord(
+    input: NormalizedSend,
+    identity: Identity,
+    key: string | undefined,
+  ): Promise<{ record: EmailRecord; isNew: boolean } | { done: SendResult }> {
+    if (key === undefined)
+      return { record: newRecord(input, identity, randomUUID(), undefined), isNew: true };
+    const emailId = await keys.reserve(key, randomUUID());
+    // Replays of a finished send are answered without touching the lease.
+    const seen = await records.findById(emailId);
+    const replay = seen && finished(seen);
+    if (replay) return replay;
+    // Pending or not yet created: a previous attempt failed transiently (retry
+    // it) or is still running (don't send twice).
+    if (!(await keys.claimAttempt(key, new Date(Date.now() + ATTEMPT_LEASE_MS))))
+      throw new MailroomError('transient', IN_PROGRESS);
+    // Read again under the lease: the previous holder may have finished in between.
+    const existing = await records.findById(emailId);
+    if (!existing) return { record: newRecord(input, identity, emailId, key), isNew: true };
+    return finished(existing) ?? { record: existing, isNew: false };
+  }
+
+  async function deliver(
+    input: NormalizedSend,
+    attachments: OutgoingAttachment[],
+    identity: Identity,
+    key: string | undefined,
+  ): Promise<SendResult> {
+    const claimed = await claimRecord(input, identity, key);
+    if ('done' in claimed) return claimed.done;
+    const { record } = claimed;
+    let rendered: ReturnType<typeof renderEmail>;
+    try {
+      // Render before inserting: a rendering bug must not leave a pending record behind.
+      rendered = renderEmail({
+        templateId: input.templateId,
+        data: input.templateData,
+        subject: input.subject,
+        trackingPixelUrl: pixelUrl(record.view_key),
+        htmlBody: input.templateId === CUSTOM_TEMPLATE_ID ? input.htmlBody : undefined,
+      });
+      if (claimed.isNew) await records.insert(record);
+    } catch (err) {
+      // An attempt with the same key inserted first (its lease had expired and
+      // we took it over): answer as it will. Keep our lease: releasing it would
+      // let this very retry send while that attempt may still be sending.
+      if (key !== undefined && isDuplicateKeyError(err)) return deliver(input, attachments, identity, key);
+      // Nothing reached the provider: the retry need not wait for the lease to expire.
+      if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
+      throw err;
+    }
+
+    if (!provider) {
+      await records.markFailed(record.email_id, NOT_CONFIGURED, 'not_configured');
+      throw new MailroomError('not_configured', NOT_CONFIGURED);
+    }
+
+    let providerId: string;
+    try {
+      ({ providerId } = await provider.send({
+        emailId: record.email_id,
+        from: input.from ?? deps.sender,
+        to: input.to,
+        cc: input.cc,
+        bcc: input.bcc,
+        replyTo: input.replyTo,
+        subject: input.subject,
+        html: rendered.html,
+        text: rendered.text,
+        attachments,
+        categories: input.tags,
+      }));
+    } catch (err) {
+      const failure = isMailroomError(err)
+        ? err
+        : new MailroomError('transient', providerUnavailable(String((err as Error)?.message ?? err)), {
+            cause: err,
+          });
+      logger.warn(
+        { email_id: record.email_id, kind: failure.kind, reason: failure.message },
+        'email send failed',
+      );
+      // A keyed (workflow) send will be retried by the activity: keep it
+      // pending and give the lease back so the retry need not wait it out.
+      if (key !== undefined && failure.kind === 'transient') {
+        await records.noteAttemptFailed(record.email_id, failure.message, failure.kind);
+        await keys.releaseAttempt(key);
+      } else await records.markFailed(record.email_id, failure.message, failure.kind);
+      throw failure;
+    }
+
+    try {
+      await records.markSent(record.email_id, providerId);
+    } catch (err) {
+      // The provider has the message: answering failure would invite a second
+      // send. The record stays pending; webhook events still move it forward.
+      logger.error(
+        { err, email_id: record.email_id, provider_id: providerId },
+        'email sent but record not updated',
+      );
+    }
+    return { email_id: record.email_id, provider_id: providerId, message: SENT_MESSAGE };
+  }
+
+  return deliver;
+}
+
+/** A new pending record for a validated send. */
+function newRecord(
+  input: NormalizedSend,
+  identity: Identity,
+  emailId: string,
+  key: string | undefined,
+): EmailRecord {
+  const now = new Date();
+  const first = input.to[0];
+  return {
+    _id: emailId,
+    email_id: emailId,
+    created_at: now,
+    updated_at: now,
+    subject: input.subject,
+    recipient_email: first?.email ?? '',
+    recipient_name: first?.name ?? '',
+    recipients: { to: input.to, cc: input.cc, bcc: input.bcc },
+    status_rank: STATUS_RANK.pending,
+    template_id: input.templateId,
+    opened: false,
+    delivered: false,
+    clicked: false,
+    view_key: newViewKey(emailId),
+    resource_type_ref: input.resourceTypeRef ?? null,
+    resource_id_ref: input.resourceIdRef ?? null,
+    time: null,
+    company_id: identity.companyId ?? null,
+    organization_id: identity.organizationId ?? null,
+    user_id: identity.userId ?? null,
+    provider_id: null,
+    error: null,
+    error_kind: null,
+    ...(key === undefined ? {} : { idempotency_key: key }),
+    tags: input.tags,
+    locale: input.locale,
+    language: input.language,
+  };
+}

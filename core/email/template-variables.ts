@@ -1,0 +1,23 @@
+import { CUSTOM_TEMPLATE_ID, getTemplate } from '../../templates/index.ts';
+import { isPlainObject, schemaErrors } from '../validation.ts';
+
+/** The variable an ajv error is about: the missing property, or the first segment of the path. */
+function variableOf(error: { instancePath: string; params: Record<string, unknown> }): string | undefined {
+  if (typeof error.params['missingProperty'] === 'string') return error.params['missingProperty'];
+  const first = error.instancePath.split('/')[1];
+  return first === undefined ? undefined : first.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/**
+ * Names of required variables absent or not a non-empty string in `data`,
+ * in declared order, checked against the template's own variables schema.
+ * `custom` has none (its `html_body` is a request field checked by the core).
+ */
+export function missingVariables(id: string, data: unknown): string[] {
+  const template = getTemplate(id);
+  if (!template) throw new Error(`unknown email template: ${id}`);
+  if (id === CUSTOM_TEMPLATE_ID) return [];
+  if (!isPlainObject(data)) return [...template.requiredVariables];
+  const failing = new Set(schemaErrors(template.variables, data).map(variableOf));
+  return template.requiredVariables.filter((name) => failing.has(name));
+}

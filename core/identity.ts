@@ -1,0 +1,48 @@
+/**
+ * Who is calling. Shared by the gateway (which reads it from the request), the
+ * email core (which authorises with it) and the workflows (which carry it in a
+ * run's memo). Dependency-free, so the workflow sandbox may import it too.
+ */
+
+/** The identity a caller claims (`X-Company-Id`, `X-Organization-Id`, `X-User-Id`), as received. */
+export interface Caller {
+  companyId?: string | undefined;
+  organizationId?: string | undefined;
+  userId?: string | undefined;
+}
+
+/** A checked identity: each id present is a lower-cased UUID. */
+export interface Identity {
+  companyId: string | undefined;
+  organizationId: string | undefined;
+  userId: string | undefined;
+}
+
+export const IDENTITY_FIELDS = ['companyId', 'organizationId', 'userId'] as const;
+export type IdentityField = (typeof IDENTITY_FIELDS)[number];
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
+
+/**
+ * The claimed ids, trimmed and lower-cased, or `undefined` when one that was
+ * sent is not a UUID (a broken or hostile client).
+ */
+export function checkIdentity(caller: Caller): Identity | undefined {
+  const identity: Identity = { companyId: undefined, organizationId: undefined, userId: undefined };
+  for (const field of IDENTITY_FIELDS) {
+    const value = caller[field]?.trim();
+    if (!value) continue;
+    if (!isUuid(value)) return undefined;
+    identity[field] = value.toLowerCase();
+  }
+  return identity;
+}
+
+/** All three ids present: what the authenticated email and workflow routes require. */
+export const isComplete = (identity: Identity): identity is Required<{ [K in IdentityField]: string }> =>
+  identity.companyId !== undefined && identity.organizationId !== undefined && identity.userId !== undefined;
+
+/** The memo key under which a run carries who triggered it (visible in the Temporal Web UI). */
+export const CALLER_MEMO_KEY = 'caller';

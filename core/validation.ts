@@ -1,0 +1,144 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { Static, TSchema } from '@sinclair/typebox';
+import { MailroomError } from './errors.ts';
+
+/**
+ * The one validator of untrusted input: request bodies, workflow inputs,
+ * template variables and the environment all go through here, against the
+ * TypeBox schemas that also give their TypeScript types and the OpenAPI
+ * document. One ajv instance, each schema compiled once.
+ *
+ * `allErrors` so a caller learns every missing field at once; `verbose` so a
+ * union can name the forms it accepts (its schema's `description`).
+ */
+const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: false });
+addFormats.default(ajv);
+
+const compiled = new WeakMap<TSchema, ValidateFunction>();
+
+function validatorFor<T extends TSchema>(schema: T): ValidateFunction<Static<T>> {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate as ValidateFunction<Static<T>>;
+}
+
+/** ajv's errors for `value` (none when valid); applies the schema's defaults to `value`. */
+export function schemaErrors(schema: TSchema, value: unknown): readonly ErrorObject[] {
+  const validate = validatorFor(schema);
+  return validate(value) ? [] : (validate.errors ?? []);
+}
+
+/** What is wrong with a value, in words a caller can act on. */
+export type Problem =
+  | { kind: 'missing'; fields: string[] }
+  | { kind: 'unknown'; field: string }
+  | { kind: 'invalid'; field: string; problem: string };
+
+/** How each interface words a problem (its messages module decides). */
+export type DescribeProblem = (problem: Problem) => string;
+
+/**
+ * Returns `value` typed by `schema` (defaults applied), or throws a validation
+ * MailroomError worded by `describe`.
+ */
+export function parse<T extends TSchema>(schema: T, value: unknown, describe: DescribeProblem): Static<T> {
+  const errors = schemaErrors(schema, value);
+  if (errors.length > 0) throw new MailroomError('validation', describe(firstProblem(errors)));
+  return value as Static<T>;
+}
+
+/**
+ * The one problem to report, in a fixed precedence: unknown fields first
+ * (usually typos), then every missing field of the shallowest object that
+ * misses any, then the first other error.
+ */
+export function firstProblem(errors: readonly ErrorObject[]): Problem {
+  const unknown = errors.find((e) => e.keyword === 'additionalProperties');
+  if (unknown)
+    return {
+      kind: 'unknown',
+      field: fieldPath(unknown.instancePath, String(unknown.params['additionalProperty'])),
+    };
+  // A union reports its branches' errors, then its own: the outermost union of
+  // the shallowest field names every form it accepts.
+  const unions = errors.filter((e) => e.keyword === 'anyOf');
+  if (unions.length > 0) {
+    const depth = Math.min(...unions.map((e) => e.instancePath.split('/').length));
+    const union = unions.filter((e) => e.instancePath.split('/').length === depth).at(-1)!;
+    return { kind: 'invalid', field: fieldPath(union.instancePath), problem: describeError(union) };
+  }
+  const required = errors.filter((e) => e.keyword === 'required');
+  if (required.length > 0) {
+    const depth = Math.min(...required.map((e) => e.instancePath.split('/').length));
+    const atDepth = required.filter((e) => e.instancePath.split('/').length === depth);
+    const parent = atDepth[0]!.instancePath;
+    return {
+      kind: 'missing',
+      fields: atDepth
+        .filter((e) => e.instancePath === parent)
+        .map((e) => fieldPath(e.instancePath, String(e.params['missingProperty']))),
+    };
+  }
+  const first = errors[0];
+  if (!first) return { kind: 'invalid', field: '', problem: 'is invalid' };
+  return { kind: 'invalid', field: fieldPath(first.instancePath), problem: describeError(first) };
+}
+
+/** One error as a phrase: `must be a string`, `must be one of: a, b`, `must be a UUID`, … */
+function describeError(err: ErrorObject): string {
+  switch (err.keyword) {
+    case 'anyOf': {
+      const forms = (err.parentSchema as { description?: unknown } | undefined)?.description;
+      return typeof forms === 'string' ? `expected ${forms}` : 'is not one of the accepted forms';
+    }
+    case 'enum':
+      return `must be one of: ${(err.params['allowedValues'] as unknown[]).join(', ')}`;
+    case 'format':
+      return (
+        FORMAT_PHRASES[String(err.params['format'])] ?? `must be a valid ${String(err.params['format'])}`
+      );
+    case 'type':
+      return `must be ${withArticle(String(err.params['type']))}`;
+    case 'minLength':
+      return err.params['limit'] === 1
+        ? 'must not be empty'
+        : `must be at least ${String(err.params['limit'])} characters`;
+    case 'maxLength':
+      return `must be at most ${String(err.params['limit'])} characters`;
+    case 'minItems':
+      return `must contain at least ${String(err.params['limit'])} item(s)`;
+    default:
+      return err.message ?? 'is invalid';
+  }
+}
+
+const FORMAT_PHRASES: Record<string, string> = {
+  uuid: 'must be a UUID',
+  email: 'must be a valid email address',
+  uri: 'must be a URL',
+};
+
+function withArticle(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/**
+ * A JSON pointer from ajv (`/attachments/0/filename`) as a client would name
+ * the field (`attachments[0].filename`), optionally with a child appended
+ * (ajv reports a missing property on its parent's path).
+ */
+export function fieldPath(instancePath: string, extra?: string): string {
+  const parts = instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (extra !== undefined) parts.push(extra);
+  return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
+}
+
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,0 +1,42 @@
+import type { Problem } from '../validation.ts';
+import { missingRequiredFields } from '../email/messages.ts';
+
+/**
+ * Every error message the workflow interface answers with, in one place.
+ * The interface's own: an unknown workflow names it, an unknown run, a GET
+ * without runId; the rest settle what it leaves open, in its style (lower
+ * case, no full stop, the cause after a colon).
+ */
+
+export const workflowNotFound = (name: string): string => `workflow '${name}' not found`;
+export const RUN_NOT_FOUND = 'workflow run not found';
+export const RUN_ID_REQUIRED = 'runId query parameter is required';
+export const RUN_ALREADY_CLOSED = 'workflow run is already closed';
+export const BODY_NOT_OBJECT = 'request body must be a JSON object';
+export const IDEMPOTENCY_KEY_INVALID = 'Idempotency-Key must be at most 255 printable characters';
+export const conflictingFields = (alias: string, canonical: string): string =>
+  `conflicting fields: ${alias} and ${canonical}`;
+export const invalidHeader = (header: string): string => `invalid ${header} header`;
+
+/** 500s carry the cause ("message carries the cause"). */
+export const failedTo = (
+  doing: 'start workflow' | 'read workflow run' | 'cancel workflow run',
+  cause: string,
+) => `failed to ${doing}: ${cause}`;
+
+/** A failed run's `error` when nothing deeper explains it, and the prefixes saying who ended it. */
+export const WORKFLOW_FAILED = 'workflow failed';
+export const workflowTerminated = (cause: string): string => `workflow terminated: ${cause}`;
+export const workflowTimedOut = (cause: string): string => `workflow timed out: ${cause}`;
+
+/** A schema problem of a trigger body, in this interface's words. */
+export function describeInputProblem(problem: Problem): string {
+  switch (problem.kind) {
+    case 'missing':
+      return missingRequiredFields(problem.fields);
+    case 'unknown':
+      return `unknown field: ${problem.field}`;
+    case 'invalid':
+      return `${problem.field || 'body'} ${problem.problem}`;
+  }
+}

@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { createApp } from '../../api/app.ts';
+import { startEmailCore, type EmailCore, type EmailCoreOptions } from './email-core.ts';
+import { httpClient, type HttpClient } from './http.ts';
+import { serve } from './serve.ts';
+
+/**
+ * A real gateway for the email route tests: createApp on an ephemeral port in
+ * front of the real email core (test/support/email-core.ts). Temporal is never
+ * called by these routes, so its client is a lazy connection to nowhere.
+ * Requests carry AUTH unless a test passes its own headers.
+ */
+
+export const COMPANY = randomUUID();
+export const ORGANIZATION = randomUUID();
+export const USER = randomUUID();
+export const AUTH = { 'x-company-id': COMPANY, 'x-organization-id': ORGANIZATION, 'x-user-id': USER };
+
+export type EmailTestApp = EmailCore & HttpClient & { url: string };
+
+export async function startEmailApp(options: EmailCoreOptions = {}): Promise<EmailTestApp> {
+  const core = await startEmailCore(options);
+  const temporal = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+  const server = await serve(createApp({ ...core, db: core.database.db, temporal }));
+  return {
+    ...core,
+    ...httpClient(server.url, AUTH),
+    url: server.url,
+    async close() {
+      await server.close();
+      await core.close();
+    },
+  };
+}
+
+export { invoiceBody, welcomeBody } from './sample-emails.ts';

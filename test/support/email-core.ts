@@ -1,0 +1,63 @@
+import { loadConfig, type Config } from '../../core/config.ts';
+import { connectDatabase, type Database } from '../../core/db.ts';
+import type { EmailService } from '../../core/email/contract.ts';
+import { createEmailService, type EmailServiceDeps } from '../../core/email/service.ts';
+import { createLogger, type Logger } from '../../core/logger.ts';
+import { mongoUri, uniqueName } from './env.ts';
+import { FakeSendGrid } from './fake-sendgrid.ts';
+
+/**
+ * The real email core on a database of its own (dropped at close), sending
+ * through the real SendGrid client to a FakeSendGrid over HTTP. The one
+ * fixture behind the core tests, the email route tests and the workflow harness.
+ */
+export interface EmailCore {
+  fake: FakeSendGrid;
+  database: Database;
+  config: Config;
+  logger: Logger;
+  email: EmailService;
+  close(): Promise<void>;
+}
+
+export interface EmailCoreOptions {
+  /** Extra environment for loadConfig; `SENDGRID_API_KEY: ''` unsets the key. */
+  env?: Record<string, string>;
+  /** Prefix of the database's name (one database per fixture). */
+  name?: string;
+  service?: Pick<EmailServiceDeps, 'fetchAttachment' | 'attachmentAllowedAddresses'>;
+  /** Emit the driver's command events on `database.client` (tests of the access path). */
+  monitorCommands?: boolean;
+}
+
+export async function startEmailCore(options: EmailCoreOptions = {}): Promise<EmailCore> {
+  const fake = await new FakeSendGrid().start();
+  const database = await connectDatabase(mongoUri(), uniqueName(options.name ?? 'email'), {
+    monitorCommands: options.monitorCommands ?? false,
+  });
+  const config = loadConfig({
+    MONGODB_URI: mongoUri(),
+    SENDGRID_API_KEY: 'SG.test',
+    SENDGRID_BASE_URL: fake.url,
+    BLOCKED_EMAIL_DOMAINS: 'blocked.example',
+    PUBLIC_BASE_URL: 'http://mailroom.test',
+    EMAIL_FROM: 'Mailroom <no-reply@mailroom.test>',
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  });
+  const logger = createLogger('test', config);
+  const email = createEmailService({ db: database.db, config, logger, ...options.service });
+  await email.ensureIndexes();
+  return {
+    fake,
+    database,
+    config,
+    logger,
+    email,
+    async close() {
+      await fake.stop();
+      await database.db.dropDatabase().catch(() => undefined);
+      await database.close();
+    },
+  };
+}
