@@ -4,7 +4,7 @@ import { isMailroomError } from '../core/errors.ts';
 
 /**
  * Turns what the email core and the database throw into what Temporal's retry
- * policy understands (DESIGN.md, Retries): `transient` failures and an
+ * policy understands: `transient` failures and an
  * unreachable database are retried with backoff; validation, auth, unknown
  * templates or users and provider 4xx are non-retryable and fail the run with
  * their own message. The failure `type` is the error kind, so the Web UI and

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import { withFailureMapping } from './failures.ts';
 
-/** A document of the `users` collection (DESIGN.md, send-welcome-email). */
+/** A document of the `users` collection, where send-welcome-email finds its user. */
 export interface UserDocument {
   _id: string | ObjectId;
   email: string;

@@ -1,4 +1,4 @@
-import type { TObject, TSchema } from '@sinclair/typebox';
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { identity, memoSafeIdentity } from './middleware/identity.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import type { AppContext, AppDeps, AppMiddleware, AppRouter } from './types.ts';
@@ -30,6 +30,12 @@ export interface RouteSpec {
 }
 
 export const defineRoute = (spec: RouteSpec): RouteSpec => spec;
+
+/** Every failure of both interfaces: `{ success: false, error }` (api/middleware/error-handler.ts). */
+export const ErrorResponseSchema = Type.Object({ success: Type.Literal(false), error: Type.String() });
+
+/** A failure answer of a route, for its `responses`. */
+export const failure = (description: string) => ({ description, schema: ErrorResponseSchema });
 
 /** The middleware a route's declaration asks for, in order: body (415/413/400 first), then identity. */
 function middlewareOf(spec: RouteSpec): AppMiddleware[] {

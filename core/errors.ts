@@ -34,7 +34,7 @@ export class MailroomError extends Error {
 
 export const isMailroomError = (err: unknown): err is MailroomError => err instanceof MailroomError;
 
-/** MongoDB's duplicate-key code; FerretDB answers the same (see DESIGN.md, storage compatibility). */
+/** MongoDB's duplicate-key code; FerretDB answers the same. */
 export const DUPLICATE_KEY = 11000;
 
 export const isDuplicateKeyError = (err: unknown): boolean =>

@@ -77,7 +77,7 @@ describe('template catalogue', () => {
         'DAYS_OVERDUE',
         'INVOICE_URL',
       ],
-      // Under-specified in the contract; chosen in DESIGN.md.
+      // Under-specified by the interface: variables in the spirit of their siblings.
       'quote-recipient': ['AUTHOR_NAME', 'AMOUNT_TOTAL', 'RECIPIENT_NAME', 'QUOTE_URL', 'QUOTE_NUMBER'],
       'quote-author': ['RECIPIENT_NAME', 'QUOTE_NUMBER', 'VIEWED_AT'],
       'batch-invoice': ['RECIPIENT_NAME', 'AUTHOR_NAME', 'INVOICE_COUNT', 'AMOUNT_TOTAL', 'INVOICES_URL'],

@@ -58,7 +58,7 @@ function escapeAttribute(value: string): string {
 
 const SIMPLE_EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/;
 
-/** The exact pixel tag of the seed. */
+/** The exact pixel tag the interface shows: 1×1, empty alt text. */
 function trackingPixelTag(url: string): string {
   return `<img src="${escapeAttribute(url)}" width="1" height="1" alt="">`;
 }

@@ -22,7 +22,7 @@ export interface CreateWorkerOptions {
 /**
  * The worker both `worker/worker.ts` and the integration tests run: the
  * workflows of workflows/index.ts plus the activities built from `db`,
- * `email` and `config`. Concurrency follows the seed's limit of 20
+ * `email` and `config`. Concurrency follows the interface's limit of 20
  * concurrent workflows per worker setup (WORKER_CONCURRENCY).
  */
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {

@@ -1,7 +1,7 @@
 import type { ActivityOptions } from '@temporalio/workflow';
 
 /**
- * How activities retry (DESIGN.md, Retries). Transient failures back off
+ * How activities retry. Transient failures back off
  * 1s, 2s, 4s, … capped at 30s, at most 8 attempts and never longer than
  * 5 minutes in total, after which the run fails with the last error.
  * Non-retryable failures (activities/failures.ts) skip all of this.

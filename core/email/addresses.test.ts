@@ -9,7 +9,7 @@ import {
   toAddressList,
 } from './addresses.ts';
 
-describe('recipient normalisation', () => {
+describe('recipient normalization', () => {
   it('flattens the four recipient forms', () => {
     assert.deepEqual(toAddressList('a@example.com'), [{ email: 'a@example.com' }]);
     assert.deepEqual(toAddressList({ email: 'a@example.com', name: 'A' }), [

@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 
 /**
- * Email addresses and recipient lists: parsing, normalising and checking.
+ * Email addresses and recipient lists: parsing, normalizing and checking.
  * Pure functions (no I/O), unit-tested in addresses.test.ts.
  */
 
@@ -11,7 +11,7 @@ export interface Address {
   name?: string;
 }
 
-/** A recipient field as the seed allows it: string, {email, name}, or an array of either. */
+/** A recipient field as the interface allows it: string, {email, name}, or an array of either. */
 export type RecipientInput =
   string | { email: string; name?: string } | Array<string | { email: string; name?: string }>;
 
@@ -33,7 +33,7 @@ export function isValidDisplayName(name: string): boolean {
   return !CONTROL_CHARS.test(name);
 }
 
-/** Any of the seed's four recipient forms → a flat list (empty for undefined). */
+/** Any of the interface's four recipient forms → a flat list (empty for undefined). */
 export function toAddressList(input: RecipientInput | undefined): Address[] {
   if (input === undefined) return [];
   const items = Array.isArray(input) ? input : [input];
@@ -74,7 +74,7 @@ export function domainOf(email: string): string {
 /**
  * True when the address is in a blocked domain or one of its subdomains
  * (`blocked.example` also blocks `mail.blocked.example`, not `notblocked.example`).
- * `blocked` entries are lower-case (core/config.ts normalises them).
+ * `blocked` entries are lower-case (core/config.ts normalizes them).
  */
 export function isBlockedDomain(email: string, blocked: readonly string[]): boolean {
   const domain = domainOf(email).replace(/\.$/, '');

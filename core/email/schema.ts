@@ -20,7 +20,7 @@ export const MAX_BULK_EMAILS = 100;
 export const BULK_BATCH_SIZE = 50;
 export const BULK_DELAY_DEFAULT_MS = 1000;
 export const BULK_DELAY_MAX_MS = 10_000;
-/** Tags become SendGrid categories (at most 10 per message). Element shape not shown by the seed: strings. */
+/** Tags become SendGrid categories (at most 10 per message). The interface leaves their shape open: strings. */
 export const MAX_TAGS = 10;
 export const TAG_MAX_LENGTH = 64;
 
@@ -102,9 +102,6 @@ export const TrackBodySchema = Type.Object(
 export type TrackBody = Static<typeof TrackBodySchema>;
 
 // ---------------------------------------------------------------- responses
-
-/** Every failure of both interfaces: `{ success: false, error }`. */
-export const ErrorResponseSchema = Type.Object({ success: Type.Literal(false), error: Type.String() });
 
 const sendResultFields = {
   email_id: Type.String({ format: 'uuid' }),

@@ -22,7 +22,7 @@ function messageOf(body: unknown): string {
 }
 
 describe('validateSendBody', () => {
-  it('normalises a valid body with defaults', () => {
+  it('normalizes a valid body with defaults', () => {
     const out = validateSendBody(
       { ...valid, to: ['a@example.com', { email: 'b@example.com', name: 'B' }] },
       [],

@@ -21,7 +21,7 @@ function rejects(def: typeof ein, body: unknown): string {
 }
 
 describe('workflow registry', () => {
-  it('registers the two workflows of the seed under their Temporal workflow types', () => {
+  it('registers the two workflows of the interface under their Temporal workflow types', () => {
     assert.deepEqual(Object.keys(WORKFLOWS).sort(), ['send-email-received-ein', 'send-welcome-email']);
     assert.equal(welcome.workflowType, 'sendWelcomeEmail');
     assert.equal(ein.workflowType, 'sendEmailReceivedEin');

@@ -1,6 +1,6 @@
 import { defineTemplate, optionalText, requiredText, variablesSchema } from '../define.ts';
 
-/** The seed says only "similar to invoice": the invoice variables with QUOTE_* in place of INVOICE_*, no due date. */
+/** The interface says only "similar to invoice": the invoice variables with QUOTE_* in place of INVOICE_*, no due date. */
 export default defineTemplate({
   id: 'quote-recipient',
   description: 'Quote for a customer: a company sends a quote (estimate) to review and accept.',

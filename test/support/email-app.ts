@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { after, before, beforeEach } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../../api/app.ts';
 import { startEmailCore, type EmailCore, type EmailCoreOptions } from './email-core.ts';
@@ -32,6 +33,26 @@ export async function startEmailApp(options: EmailCoreOptions = {}): Promise<Ema
       await core.close();
     },
   };
+}
+
+/**
+ * The gateway for one `describe` block: started before its tests, closed
+ * after them, the fake provider reset before each test. Use it like the app
+ * itself inside tests (it forwards to the started one).
+ */
+export function useEmailApp(options: EmailCoreOptions = {}): EmailTestApp {
+  let app: EmailTestApp | undefined;
+  before(async () => {
+    app = await startEmailApp(options);
+  });
+  after(() => app?.close());
+  beforeEach(() => app?.fake.reset());
+  return new Proxy({} as EmailTestApp, {
+    get(_, property) {
+      if (!app) throw new Error('useEmailApp: the app is used outside of a test');
+      return Reflect.get(app, property);
+    },
+  });
 }
 
 export { invoiceBody, welcomeBody } from './sample-emails.ts';

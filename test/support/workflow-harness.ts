@@ -7,47 +7,24 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import {
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  bundleWorkflowCode,
-  type Worker,
-} from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Config } from '../../core/config.ts';
 import type { Database } from '../../core/db.ts';
 import type { EmailService, EmailStatus } from '../../core/email/contract.ts';
 import { createApp } from '../../api/app.ts';
 import type { RunResponse } from '../../api/routes/workflow/schema.ts';
-import { createWorker, WORKFLOWS_PATH } from '../../worker/create-worker.ts';
+import { createWorker } from '../../worker/create-worker.ts';
 import type { FakeSendGrid } from './fake-sendgrid.ts';
 import { startEmailCore, type EmailCore } from './email-core.ts';
 import { mongoUri, temporalAddress, temporalNamespace, uniqueName } from './env.ts';
 import { httpClient, type HttpAnswer, type HttpClient } from './http.ts';
 import { serve } from './serve.ts';
+import { installQuietRuntime, workflowBundle } from './temporal-runtime.ts';
+
+export { workflowBundle } from './temporal-runtime.ts';
 
 /** A GET's body, `result.result` typed loosely for assertions. */
 export type RunBody = Omit<RunResponse, 'result'> & { result: { result: Record<string, unknown> } | null };
-
-let bundle: Promise<string> | undefined;
-/** One webpack bundle per test process, shared by every worker it starts. */
-export function workflowBundle(): Promise<string> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger }).then((b) => b.code);
-  return bundle;
-}
-
-const noop = () => undefined;
-const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
-
-let runtimeInstalled = false;
-/** Workers log through the process-wide Runtime; tests want warnings only. */
-function installQuietRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  Runtime.install({
-    logger: new DefaultLogger(process.env['TEST_WORKER_LOG_LEVEL'] === 'debug' ? 'DEBUG' : 'ERROR'),
-  });
-}
 
 export class WorkflowHarness {
   readonly taskQueue = uniqueName('wf');

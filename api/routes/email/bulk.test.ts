@@ -1,23 +1,10 @@
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { STATUS_RANK } from '../../../core/email/record.ts';
-import {
-  AUTH,
-  invoiceBody,
-  startEmailApp,
-  welcomeBody,
-  type EmailTestApp,
-} from '../../../test/support/email-app.ts';
+import { AUTH, invoiceBody, useEmailApp, welcomeBody } from '../../../test/support/email-app.ts';
 
 describe('POST /api/email/bulk', () => {
-  let app: EmailTestApp;
-  before(async () => {
-    app = await startEmailApp();
-  });
-  after(async () => {
-    await app.close();
-  });
-  beforeEach(() => app.fake.reset());
+  const app = useEmailApp();
 
   const items = (n: number, prefix = 'item') =>
     Array.from({ length: n }, (_, i) => ({

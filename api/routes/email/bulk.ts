@@ -1,6 +1,6 @@
-import { BulkBodySchema, BulkResponseSchema, ErrorResponseSchema } from '../../../core/email/schema.ts';
-import { defineRoute } from '../../route.ts';
-import { SEND_BODY_LIMIT } from './limits.ts';
+import { BulkBodySchema, BulkResponseSchema } from '../../../core/email/schema.ts';
+import { defineRoute, failure } from '../../route.ts';
+import { sendRequest } from './send-request.ts';
 
 /** POST /api/email/bulk → 200 with per-item results, also when some items failed. */
 export const bulkRoute = defineRoute({
@@ -8,13 +8,11 @@ export const bulkRoute = defineRoute({
   path: '/api/email/bulk',
   operationId: 'sendBulkEmail',
   summary: 'Send up to 100 emails in batches of 50',
-  tag: 'email',
-  identity: 'headers',
-  body: { schema: BulkBodySchema, limit: SEND_BODY_LIMIT },
+  ...sendRequest(BulkBodySchema),
   responses: {
     200: { description: 'One result per item, in request order.', schema: BulkResponseSchema },
-    400: { description: 'Invalid envelope.', schema: ErrorResponseSchema },
-    401: { description: 'Malformed identity headers.', schema: ErrorResponseSchema },
+    400: failure('Invalid envelope.'),
+    401: failure('Malformed identity headers.'),
   },
   async handler(ctx, { email }) {
     ctx.body = await email.sendBulk(ctx.request.body, ctx.state.caller);

@@ -1,28 +1,14 @@
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { STATUS_RANK, statusOf, type EmailRecord } from '../../../core/email/record.ts';
-import {
-  AUTH,
-  COMPANY,
-  invoiceBody,
-  startEmailApp,
-  welcomeBody,
-  type EmailTestApp,
-} from '../../../test/support/email-app.ts';
+import { AUTH, COMPANY, invoiceBody, useEmailApp, welcomeBody } from '../../../test/support/email-app.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('POST /api/email/send', () => {
-  let app: EmailTestApp;
-  before(async () => {
-    app = await startEmailApp();
-  });
-  after(async () => {
-    await app.close();
-  });
-  beforeEach(() => app.fake.reset());
+  const app = useEmailApp();
 
   const status = async (emailId: string) =>
     (await app.get(`/api/email/status/${emailId}`)).body['data'] as Record<string, unknown>;
@@ -464,13 +450,7 @@ describe('POST /api/email/send', () => {
 });
 
 describe('POST /api/email/send without a SendGrid API key', () => {
-  let app: EmailTestApp;
-  before(async () => {
-    app = await startEmailApp({ env: { SENDGRID_API_KEY: '' } });
-  });
-  after(async () => {
-    await app.close();
-  });
+  const app = useEmailApp({ env: { SENDGRID_API_KEY: '' } });
 
   it('500 email service not configured. and a failed record', async () => {
     const res = await app.post('/api/email/send', invoiceBody({ subject: 'unconfigured' }));
@@ -498,7 +478,8 @@ describe('POST /api/email/send without a SendGrid API key', () => {
 });
 
 describe('POST /api/email/send with attachments by URL', () => {
-  let app: EmailTestApp;
+  // 127.0.0.2 plays a public file server; 127.0.0.1 stays forbidden.
+  const app = useEmailApp({ service: { attachmentAllowedAddresses: ['127.0.0.2'] } });
   let files: Server;
   let canary: Server;
   let filesBase = '';
@@ -523,11 +504,8 @@ describe('POST /api/email/send with attachments by URL', () => {
     });
     await new Promise<void>((resolve) => files.listen(0, '127.0.0.2', resolve));
     filesBase = `http://127.0.0.2:${(files.address() as AddressInfo).port}`;
-    // 127.0.0.2 plays a public file server; 127.0.0.1 stays forbidden.
-    app = await startEmailApp({ service: { attachmentAllowedAddresses: ['127.0.0.2'] } });
   });
   after(async () => {
-    await app.close();
     for (const server of [files, canary]) {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

@@ -1,6 +1,6 @@
-import { ErrorResponseSchema, SendBodySchema, SendResponseSchema } from '../../../core/email/schema.ts';
-import { defineRoute } from '../../route.ts';
-import { SEND_BODY_LIMIT } from './limits.ts';
+import { SendBodySchema, SendResponseSchema } from '../../../core/email/schema.ts';
+import { defineRoute, failure } from '../../route.ts';
+import { INVALID_PAYLOAD, sendRequest } from './send-request.ts';
 
 /** POST /api/email/send → 200 `{ success, email_id, provider_id, message }`. */
 export const sendRoute = defineRoute({
@@ -8,14 +8,12 @@ export const sendRoute = defineRoute({
   path: '/api/email/send',
   operationId: 'sendEmail',
   summary: 'Send one email',
-  tag: 'email',
-  identity: 'headers',
-  body: { schema: SendBodySchema, limit: SEND_BODY_LIMIT },
+  ...sendRequest(SendBodySchema),
   responses: {
     200: { description: 'Sent: the record is `sent`.', schema: SendResponseSchema },
-    400: { description: 'Invalid payload.', schema: ErrorResponseSchema },
-    401: { description: 'Missing or invalid identity.', schema: ErrorResponseSchema },
-    500: { description: 'Not configured, or the provider failed.', schema: ErrorResponseSchema },
+    400: INVALID_PAYLOAD,
+    401: failure('Missing or invalid identity.'),
+    500: failure('Not configured, or the provider failed.'),
   },
   async handler(ctx, { email }) {
     const result = await email.send(ctx.request.body, ctx.state.caller);

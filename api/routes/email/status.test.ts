@@ -1,14 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import {
-  AUTH,
-  COMPANY,
-  invoiceBody,
-  startEmailApp,
-  welcomeBody,
-  type EmailTestApp,
-} from '../../../test/support/email-app.ts';
+import { AUTH, COMPANY, invoiceBody, useEmailApp, welcomeBody } from '../../../test/support/email-app.ts';
 
 const STATUS_FIELDS = [
   'created_at',
@@ -25,10 +18,9 @@ const STATUS_FIELDS = [
 ];
 
 describe('GET /api/email/status/:email_id', () => {
-  let app: EmailTestApp;
+  const app = useEmailApp();
   let emailId: string;
   before(async () => {
-    app = await startEmailApp();
     const res = await app.post(
       '/api/email/send',
       invoiceBody({
@@ -40,11 +32,8 @@ describe('GET /api/email/status/:email_id', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     emailId = String(res.body['email_id']);
   });
-  after(async () => {
-    await app.close();
-  });
 
-  it('returns exactly the seed’s status fields (never view_key)', async () => {
+  it('returns exactly the interface’s status fields (never view_key)', async () => {
     const res = await app.get(`/api/email/status/${emailId}`);
     assert.equal(res.status, 200);
     assert.equal(res.body['success'], true);
@@ -79,7 +68,7 @@ describe('GET /api/email/status/:email_id', () => {
     assert.equal((res.body['data'] as Record<string, unknown>)['email_id'], emailId);
   });
 
-  it('the sender sees its own email with X-User-Id alone (the seed’s example request)', async () => {
+  it('the sender sees its own email with X-User-Id alone (the interface’s example request)', async () => {
     const res = await app.get(`/api/email/status/${emailId}`, { 'x-user-id': AUTH['x-user-id'] });
     assert.equal(res.status, 200);
     assert.equal((res.body['data'] as Record<string, unknown>)['email_id'], emailId);

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { ErrorResponseSchema, StatusResponseSchema } from '../../../core/email/schema.ts';
-import { defineRoute } from '../../route.ts';
+import { StatusResponseSchema } from '../../../core/email/schema.ts';
+import { defineRoute, failure } from '../../route.ts';
 
 /** GET /api/email/status/:email_id → `{ success, data }`; 404 `email not found.` for unknown, malformed or foreign ids. */
 export const statusRoute = defineRoute({
@@ -13,8 +13,8 @@ export const statusRoute = defineRoute({
   params: Type.Object({ email_id: Type.String({ format: 'uuid' }) }),
   responses: {
     200: { description: 'The record.', schema: StatusResponseSchema },
-    401: { description: 'No valid `X-User-Id`.', schema: ErrorResponseSchema },
-    404: { description: 'Unknown, malformed or not visible to the caller.', schema: ErrorResponseSchema },
+    401: failure('No valid `X-User-Id`.'),
+    404: failure('Unknown, malformed or not visible to the caller.'),
   },
   async handler(ctx, { email }) {
     const data = await email.getStatus(ctx.params['email_id'] ?? '', ctx.state.caller);

@@ -1,20 +1,14 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { statusOf, type EmailRecord } from '../../../core/email/record.ts';
 import { newViewKey } from '../../../core/email/view-key.ts';
-import { invoiceBody, startEmailApp, type EmailTestApp } from '../../../test/support/email-app.ts';
+import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 
 const GIF_HEX = '47494638396101000100800000ffffff00000021f90401000000002c00000000010001000002024401003b';
 
 describe('tracking endpoints', () => {
-  let app: EmailTestApp;
-  before(async () => {
-    app = await startEmailApp();
-  });
-  after(async () => {
-    await app.close();
-  });
+  const app = useEmailApp();
 
   /** Sends one email and returns its id and the view key embedded in the pixel SendGrid received. */
   async function sendOne(): Promise<{ emailId: string; viewKey: string }> {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { ErrorResponseSchema, OkResponseSchema, TrackBodySchema } from '../../../core/email/schema.ts';
-import { defineRoute } from '../../route.ts';
+import { OkResponseSchema, TrackBodySchema } from '../../../core/email/schema.ts';
+import { defineRoute, failure } from '../../route.ts';
 
 /** The standard 43-byte transparent 1×1 GIF89a. */
 export const TRACKING_PIXEL = Buffer.from(
@@ -48,8 +48,8 @@ export const trackEventRoute = defineRoute({
   body: { schema: TrackBodySchema, limit: '45mb' },
   responses: {
     200: { description: 'Recorded.', schema: OkResponseSchema },
-    400: { description: 'Invalid payload or event_type.', schema: ErrorResponseSchema },
-    404: { description: 'Unknown view key.', schema: ErrorResponseSchema },
+    400: failure('Invalid payload or event_type.'),
+    404: failure('Unknown view key.'),
   },
   async handler(ctx, { email }) {
     await email.recordEvent(ctx.request.body);

@@ -1,8 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { statusOf, type EmailRecord } from '../../../core/email/record.ts';
-import { invoiceBody, startEmailApp, type EmailTestApp } from '../../../test/support/email-app.ts';
+import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 
 const SIGNATURE = 'x-twilio-email-event-webhook-signature';
 const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp';
@@ -16,14 +16,7 @@ describe('POST /api/email/webhooks/sendgrid', () => {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   // SendGrid shows the verification key as base64 DER (SPKI), no PEM armour.
   const publicKeyBase64 = publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
-  let app: EmailTestApp;
-
-  before(async () => {
-    app = await startEmailApp({ env: { SENDGRID_WEBHOOK_PUBLIC_KEY: publicKeyBase64 } });
-  });
-  after(async () => {
-    await app.close();
-  });
+  const app = useEmailApp({ env: { SENDGRID_WEBHOOK_PUBLIC_KEY: publicKeyBase64 } });
 
   async function sendOne(): Promise<string> {
     const res = await app.post('/api/email/send', invoiceBody());
@@ -161,13 +154,7 @@ describe('POST /api/email/webhooks/sendgrid', () => {
 });
 
 describe('POST /api/email/webhooks/sendgrid without a configured public key', () => {
-  let app: EmailTestApp;
-  before(async () => {
-    app = await startEmailApp();
-  });
-  after(async () => {
-    await app.close();
-  });
+  const app = useEmailApp();
 
   it('applies unsigned events (development setup)', async () => {
     const sent = await app.post('/api/email/send', invoiceBody());

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { ErrorResponseSchema, OkResponseSchema } from '../../../core/email/schema.ts';
-import { defineRoute } from '../../route.ts';
+import { OkResponseSchema } from '../../../core/email/schema.ts';
+import { defineRoute, failure } from '../../route.ts';
 
 /**
  * POST /api/email/webhooks/sendgrid: SendGrid's Event Webhook. The signature
@@ -15,8 +15,8 @@ export const webhookRoute = defineRoute({
   body: { schema: Type.Array(Type.Object({}, { additionalProperties: true })), limit: '45mb' },
   responses: {
     200: { description: 'Events applied (unknown ones ignored).', schema: OkResponseSchema },
-    400: { description: 'Not a JSON array of events.', schema: ErrorResponseSchema },
-    401: { description: 'Invalid signature.', schema: ErrorResponseSchema },
+    400: failure('Not a JSON array of events.'),
+    401: failure('Invalid signature.'),
   },
   async handler(ctx, { email }) {
     const rawBody = typeof ctx.request.rawBody === 'string' ? ctx.request.rawBody : '';

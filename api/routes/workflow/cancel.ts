@@ -1,9 +1,8 @@
-import { ErrorResponseSchema } from '../../../core/email/schema.ts';
 import { RUN_ALREADY_CLOSED } from '../../../core/workflows/messages.ts';
 import { HttpError } from '../../http-error.ts';
-import { defineRoute } from '../../route.ts';
-import { describeRun, runIdFromQuery } from './find-run.ts';
-import { CancelResponseSchema, RunIdQuery, WorkflowNameParams } from './schema.ts';
+import { defineRoute, failure } from '../../route.ts';
+import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
+import { CancelResponseSchema } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
 /**
@@ -16,24 +15,15 @@ export const cancelRoute = defineRoute({
   path: '/api/workflow/:workflowName',
   operationId: 'cancelWorkflowRun',
   summary: 'Request cancellation of a run',
-  tag: 'workflow',
-  identity: 'memo-safe',
-  params: WorkflowNameParams,
-  query: RunIdQuery,
+  ...RUN_ROUTE,
   responses: {
     202: { description: 'Cancellation requested.', schema: CancelResponseSchema },
-    400: { description: 'No runId.', schema: ErrorResponseSchema },
-    404: {
-      description: 'Unknown workflow or run, or a run of another company.',
-      schema: ErrorResponseSchema,
-    },
-    409: { description: 'The run already closed.', schema: ErrorResponseSchema },
-    500: { description: 'Temporal could not be reached.', schema: ErrorResponseSchema },
+    ...RUN_LOOKUP_FAILURES,
+    409: failure('The run already closed.'),
+    500: failure('Temporal could not be reached.'),
   },
   async handler(ctx, { temporal }) {
-    const def = ctx.state.workflow;
-    const runId = runIdFromQuery(ctx.query['runId']);
-    const { handle, desc } = await describeRun(temporal, def, runId, ctx.state.caller);
+    const { def, runId, handle, desc } = await findRun(ctx, temporal);
     if (desc.status.name !== 'RUNNING') throw new HttpError(409, RUN_ALREADY_CLOSED);
     try {
       await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.cancel());

@@ -3,7 +3,30 @@ import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
 import { RUN_ID_REQUIRED, RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
 import { HttpError } from '../../http-error.ts';
+import { failure, type RouteSpec } from '../../route.ts';
+import type { AppContext } from '../../types.ts';
+import { RunIdQuery, WorkflowNameParams } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+
+/** What the routes of one run (GET, DELETE) declare alike: identity, `?runId=`, 400 and 404. */
+export const RUN_ROUTE = {
+  tag: 'workflow',
+  identity: 'memo-safe',
+  params: WorkflowNameParams,
+  query: RunIdQuery,
+} as const satisfies Partial<RouteSpec>;
+
+export const RUN_LOOKUP_FAILURES = {
+  400: failure('No runId.'),
+  404: failure('Unknown workflow or run, or a run of another company.'),
+};
+
+/** The run a GET or DELETE names, checked against the path's workflow and the caller's company. */
+export async function findRun(ctx: AppContext, temporal: Client) {
+  const def = ctx.state.workflow;
+  const runId = runIdFromQuery(ctx.query['runId']);
+  return { def, runId, ...(await describeRun(temporal, def, runId, ctx.state.caller)) };
+}
 
 /** `?runId=` must be one non-empty string (400 when absent). */
 export function runIdFromQuery(value: string | string[] | undefined): string {

@@ -15,7 +15,7 @@ describe('mapStatus', () => {
     assert.equal(mapStatus('RUNNING', picked), 'running');
   });
 
-  it('maps closed executions to the seed statuses', () => {
+  it('maps closed executions to the interface’s statuses', () => {
     assert.equal(mapStatus('COMPLETED', picked), 'completed');
     assert.equal(mapStatus('FAILED', picked), 'failed');
     assert.equal(mapStatus('TIMED_OUT', picked), 'failed');

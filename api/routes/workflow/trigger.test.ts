@@ -105,7 +105,7 @@ describe('POST /api/workflow/:workflowName', () => {
     assert.equal(res.body['success'], false);
   });
 
-  it('normalises snake_case keys to camelCase before the run starts and drops unknown keys', async () => {
+  it('normalizes snake_case keys to camelCase before the run starts and drops unknown keys', async () => {
     const id = ein();
     const res = await h.trigger('send-email-received-ein', {
       user_id: id.userId,

@@ -1,13 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { ErrorResponseSchema } from '../../../core/email/schema.ts';
 import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { HttpError } from '../../http-error.ts';
 import { hasControlCharacters } from '../../middleware/identity.ts';
-import { defineRoute } from '../../route.ts';
+import { defineRoute, failure } from '../../route.ts';
 import { TriggerResponseSchema, WorkflowNameParams } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
@@ -48,12 +47,9 @@ export const triggerRoute = defineRoute({
       description: 'Started (or, with the same Idempotency-Key, already started).',
       schema: TriggerResponseSchema,
     },
-    400: { description: 'Invalid input.', schema: ErrorResponseSchema },
-    404: { description: 'Unknown workflow name.', schema: ErrorResponseSchema },
-    500: {
-      description: 'Temporal could not start the run; the message carries the cause.',
-      schema: ErrorResponseSchema,
-    },
+    400: failure('Invalid input.'),
+    404: failure('Unknown workflow name.'),
+    500: failure('Temporal could not start the run; the message carries the cause.'),
   },
   async handler(ctx, { temporal, config }) {
     const def = ctx.state.workflow;

@@ -1,0 +1,61 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import { deepestMessage } from '../api/routes/workflow/run-status.ts';
+import {
+  executeWithStubs,
+  stubActivities,
+  useTestEnvironment,
+  type StubbedActivities,
+} from '../test/support/stub-activities.ts';
+
+/** The EIN workflow's one step, with stubbed activities: what it sends, and giving up. */
+
+const env = useTestEnvironment();
+
+const input = {
+  userId: randomUUID(),
+  companyId: randomUUID(),
+  organizationId: randomUUID(),
+  emailAction: 'ein-verified',
+  recipientName: 'Grace',
+  recipients: ['owner@example.com'],
+  ccs: ['cfo@example.com'],
+  resource_id_ref: 'ein-42',
+};
+
+const runEin = (stubs: StubbedActivities) =>
+  executeWithStubs(env.current, 'sendEmailReceivedEin', input, stubs);
+
+describe('sendEmailReceivedEin (stubbed activities)', () => {
+  it('sends the chosen notification as the identity of the input, with a per-run key', async () => {
+    const stubs = stubActivities({});
+    const { value, workflowId } = await runEin(stubs);
+    assert.deepEqual(value, { message: 'ein email sent', emailAction: 'ein-verified', emailId: 'email-1' });
+    assert.deepEqual(stubs.names(), ['deliverEinEmail']);
+    assert.deepEqual(stubs.argsOf('deliverEinEmail'), [
+      {
+        idempotencyKey: `${workflowId}:ein-email`,
+        emailAction: 'ein-verified',
+        recipients: ['owner@example.com'],
+        ccs: ['cfo@example.com'],
+        recipientName: 'Grace',
+        resourceIdRef: 'ein-42',
+        caller: { companyId: input.companyId, organizationId: input.organizationId, userId: input.userId },
+      },
+    ]);
+  });
+
+  it('marks the email failed and fails the run when the send fails for good', async () => {
+    const stubs = stubActivities({
+      deliverEinEmail: async () => {
+        throw ApplicationFailure.nonRetryable('unauthorized', 'unauthorized');
+      },
+    });
+    const { error, workflowId } = await runEin(stubs);
+    assert.equal(deepestMessage(error), 'unauthorized');
+    assert.deepEqual(stubs.names(), ['deliverEinEmail', 'markEmailFailed']);
+    assert.deepEqual(stubs.argsOf('markEmailFailed'), [`${workflowId}:ein-email`, 'unauthorized']);
+  });
+});

@@ -1,0 +1,144 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import { CALLER_MEMO_KEY } from '../core/identity.ts';
+import {
+  executeWithStubs,
+  startStubWorker,
+  stubActivities,
+  useTestEnvironment,
+  type StubbedActivities,
+} from '../test/support/stub-activities.ts';
+import { deepestMessage } from '../api/routes/workflow/run-status.ts';
+
+/**
+ * The welcome workflow's decisions with stubbed activities (no HTTP, database
+ * or provider), on the test run's Temporal server: which steps run, with what,
+ * and what happens when a step fails for good or the run is cancelled.
+ */
+
+const env = useTestEnvironment();
+
+const user = { userId: 'u-1', email: 'ada@example.com', name: 'Ada', welcomeEmailSent: false };
+
+const runWelcome = (stubs: StubbedActivities, memo: Record<string, unknown> = {}) =>
+  executeWithStubs(env.current, 'sendWelcomeEmail', { userId: user.userId }, stubs, memo);
+
+describe('sendWelcomeEmail (stubbed activities)', () => {
+  it('claims, sends with a per-run key and the caller from the memo, then sets the flag', async () => {
+    const stubs = stubActivities({ getUser: async () => user });
+    const caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
+    const { value, workflowId } = await runWelcome(stubs, { [CALLER_MEMO_KEY]: caller });
+    assert.deepEqual(value, { message: 'welcome email sent', userId: 'u-1', emailId: 'email-1' });
+    assert.deepEqual(stubs.names(), [
+      'getUser',
+      'claimWelcomeEmail',
+      'deliverWelcomeEmail',
+      'markWelcomeEmailSent',
+    ]);
+    assert.deepEqual(stubs.argsOf('claimWelcomeEmail'), ['u-1', workflowId]);
+    assert.deepEqual(stubs.argsOf('deliverWelcomeEmail'), [
+      {
+        idempotencyKey: `${workflowId}:welcome-email`,
+        userId: 'u-1',
+        email: 'ada@example.com',
+        name: 'Ada',
+        caller,
+      },
+    ]);
+  });
+
+  it('sends nothing when the flag is already set, or another run holds the claim', async () => {
+    const flagged = stubActivities({ getUser: async () => ({ ...user, welcomeEmailSent: true }) });
+    assert.equal((await runWelcome(flagged)).value?.['message'], 'welcome email already sent');
+    assert.deepEqual(flagged.names(), ['getUser']);
+
+    const busy = stubActivities({ getUser: async () => user, claimWelcomeEmail: async () => 'in-progress' });
+    assert.equal((await runWelcome(busy)).value?.['message'], 'welcome email already in progress');
+    assert.deepEqual(busy.names(), ['getUser', 'claimWelcomeEmail']);
+  });
+
+  it('fails with the step’s message for an unknown user, before claiming anything', async () => {
+    const stubs = stubActivities({
+      getUser: async () => {
+        throw ApplicationFailure.nonRetryable('user not found: u-1', 'not_found');
+      },
+    });
+    const { error } = await runWelcome(stubs);
+    assert.ok(error instanceof WorkflowFailedError);
+    assert.equal(deepestMessage(error), 'user not found: u-1');
+    assert.deepEqual(stubs.names(), ['getUser']);
+  });
+
+  it('a send that fails for good marks the email failed, releases the claim and fails the run', async () => {
+    const stubs = stubActivities({
+      getUser: async () => user,
+      deliverWelcomeEmail: async () => {
+        throw ApplicationFailure.nonRetryable(
+          'email provider rejected the message: bad from',
+          'provider_rejected',
+        );
+      },
+    });
+    const { error, workflowId } = await runWelcome(stubs);
+    assert.equal(deepestMessage(error), 'email provider rejected the message: bad from');
+    assert.deepEqual(stubs.names(), [
+      'getUser',
+      'claimWelcomeEmail',
+      'deliverWelcomeEmail',
+      'markEmailFailed',
+      'releaseWelcomeEmail',
+    ]);
+    assert.deepEqual(stubs.argsOf('markEmailFailed'), [
+      `${workflowId}:welcome-email`,
+      'email provider rejected the message: bad from',
+    ]);
+    assert.deepEqual(stubs.argsOf('releaseWelcomeEmail'), ['u-1', workflowId]);
+  });
+
+  it('a run cancelled during the send releases its claim, leaves the record alone and ends cancelled', async () => {
+    let sending!: () => void;
+    const started = new Promise<void>((resolve) => (sending = resolve));
+    const stubs = stubActivities({
+      getUser: async () => user,
+      // Holds the send "at the provider" until Temporal delivers the cancellation.
+      deliverWelcomeEmail: async () => {
+        sending();
+        const ctx = Context.current();
+        while (!ctx.cancellationSignal.aborted) {
+          ctx.heartbeat();
+          await ctx.sleep(100).catch(() => undefined);
+        }
+        throw new CancelledFailure('cancelled at the provider');
+      },
+    });
+    const { worker, taskQueue } = await startStubWorker(env.current, stubs.activities);
+    const workflowId = `welcome-${randomUUID()}`;
+    const outcome = await worker.runUntil(async () => {
+      const handle = await env.current.client.workflow.start('sendWelcomeEmail', {
+        taskQueue,
+        workflowId,
+        args: [{ userId: user.userId }],
+      });
+      await started;
+      await handle.cancel();
+      return handle.result().then(
+        () => 'completed',
+        (err: unknown) =>
+          err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure
+            ? 'cancelled'
+            : String(err),
+      );
+    });
+    assert.equal(outcome, 'cancelled');
+    assert.ok(stubs.names().includes('releaseWelcomeEmail'));
+    assert.ok(
+      !stubs.names().includes('markEmailFailed'),
+      'a cancelled send may still complete: not marked failed',
+    );
+    assert.ok(!stubs.names().includes('markWelcomeEmailSent'));
+  });
+});
