@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/activity';
 import { loadConfig } from '../core/config.ts';
+import { TEST_SECRET } from '../test/support/env.ts';
 import { MailroomError } from '../core/errors.ts';
 import type { EmailService, SendOptions } from '../core/email/contract.ts';
 import type { Caller } from '../core/identity.ts';
@@ -27,7 +28,11 @@ function fakeEmail(fail?: MailroomError) {
   return { email, calls, failed };
 }
 
-const config = loadConfig({ PUBLIC_BASE_URL: 'https://app.example.com', SUPPORT_EMAIL: 'help@example.com' });
+const config = loadConfig({
+  PUBLIC_BASE_URL: 'https://app.example.com',
+  SUPPORT_EMAIL: 'help@example.com',
+  MAILROOM_SECRET: TEST_SECRET,
+});
 
 describe('email activities', () => {
   it('deliverWelcomeEmail sends `welcome` with USER_NAME, LOGIN_URL and SUPPORT_EMAIL and the given key', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { MailService } from '@sendgrid/mail';
 import { Client as SendGridClient } from '@sendgrid/client';
 import { Client, Connection } from '@temporalio/client';
@@ -109,6 +109,7 @@ async function main(): Promise<void> {
       SENDGRID_API_KEY: 'SG.bench',
       SENDGRID_BASE_URL: fake.url,
       PUBLIC_BASE_URL: 'http://mailroom.bench',
+      MAILROOM_SECRET: randomBytes(32).toString('hex'),
     });
     const logger = createLogger('bench', { logLevel: 'silent', logPretty: false });
     const email = createEmailService({ db: database.db, config, logger });

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { EventWebhook } from '@sendgrid/eventwebhook';
 import { firstProblem, schemaErrors } from './validation.ts';
 
 /**
@@ -8,6 +9,11 @@ import { firstProblem, schemaErrors } from './validation.ts';
  * Values arrive as strings and are converted to the schema's types first.
  */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const AUTH_MODES = ['api-key', 'trusted-headers'] as const;
+export type AuthMode = (typeof AUTH_MODES)[number];
+
+const enumOf = <T extends string>(values: readonly T[], defaultValue: T) =>
+  Type.Unsafe<T>(Type.String({ enum: [...values], default: defaultValue }));
 
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 3000 }),
@@ -33,10 +39,16 @@ const EnvSchema = Type.Object({
   SUPPORT_EMAIL: Type.String({ format: 'email', default: 'support@mailroom.example.com' }),
   ATTACHMENT_FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000 }),
   WORKFLOW_BUNDLE_PATH: Type.Optional(Type.String({ minLength: 1 })),
-  LOG_LEVEL: Type.Unsafe<(typeof LOG_LEVELS)[number]>(
-    Type.String({ enum: [...LOG_LEVELS], default: 'info' }),
-  ),
+  LOG_LEVEL: enumOf(LOG_LEVELS, 'info'),
   LOG_PRETTY: Type.Boolean({ default: false }),
+  AUTH_MODE: enumOf(AUTH_MODES, 'api-key'),
+  /** Signs run ids derived from Idempotency-Keys (and other server-made tokens). */
+  MAILROOM_SECRET: Type.String({ minLength: 32 }),
+  SIGNUP_LINK_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
+  SIGNUP_LIMIT_PER_RECIPIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
+  SIGNUP_LIMIT_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
+  TRUSTED_PROXIES: Type.String({ default: '' }),
+  SENDGRID_WEBHOOK_ALLOW_UNSIGNED: Type.Boolean({ default: false }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -46,7 +58,13 @@ export interface Config {
   publicBaseUrl: string;
   mongodbUri: string;
   temporal: { address: string; namespace: string; taskQueue: string };
-  sendgrid: { apiKey: string | undefined; baseUrl: string; webhookPublicKey: string | undefined };
+  sendgrid: {
+    apiKey: string | undefined;
+    baseUrl: string;
+    webhookPublicKey: string | undefined;
+    /** Accept unsigned Event Webhook requests when no public key is set (dev only). */
+    webhookAllowUnsigned: boolean;
+  };
   emailFrom: string;
   blockedEmailDomains: string[];
   workerConcurrency: number;
@@ -57,6 +75,19 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
   /** Human-readable logs (pino-pretty) instead of JSON lines. */
   logPretty: boolean;
+  /** `api-key`: callers prove who they are with a key; `trusted-headers`: a proxy did, and set the headers. */
+  authMode: AuthMode;
+  secret: string;
+  signup: {
+    /** Origins the links of an unauthenticated signup-template send may point at. */
+    linkOrigins: string[];
+    /** Unauthenticated signup sends per recipient address per hour. */
+    perRecipientPerHour: number;
+    /** Unauthenticated signup sends per client IP per minute. */
+    perIpPerMinute: number;
+  };
+  /** Addresses (or CIDRs) of proxies whose X-Forwarded-For is believed. */
+  trustedProxies: string[];
 }
 
 export class ConfigError extends Error {
@@ -82,6 +113,22 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${variable} ${what}${shown}`);
   }
   const e = env as Env;
+  const fail = (variable: string, problem: string) =>
+    new ConfigError(
+      `invalid configuration: ${variable} ${problem} (got ${JSON.stringify(source[variable])})`,
+    );
+  if (e.SENDGRID_WEBHOOK_PUBLIC_KEY !== undefined) {
+    try {
+      new EventWebhook().convertPublicKeyToECDSA(e.SENDGRID_WEBHOOK_PUBLIC_KEY);
+    } catch {
+      throw fail('SENDGRID_WEBHOOK_PUBLIC_KEY', 'must be the base64 ECDSA verification key SendGrid shows');
+    }
+  }
+  const list = (value: string) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,
@@ -96,11 +143,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       apiKey: e.SENDGRID_API_KEY,
       baseUrl: e.SENDGRID_BASE_URL.replace(/\/+$/, ''),
       webhookPublicKey: e.SENDGRID_WEBHOOK_PUBLIC_KEY,
+      webhookAllowUnsigned: e.SENDGRID_WEBHOOK_ALLOW_UNSIGNED,
     },
     emailFrom: e.EMAIL_FROM,
-    blockedEmailDomains: e.BLOCKED_EMAIL_DOMAINS.split(',')
-      .map((d) => d.trim().toLowerCase())
-      .filter(Boolean),
+    blockedEmailDomains: list(e.BLOCKED_EMAIL_DOMAINS).map((d) => d.toLowerCase()),
     workerConcurrency: e.WORKER_CONCURRENCY,
     loginUrl: e.LOGIN_URL ?? `${publicBaseUrl}/login`,
     supportEmail: e.SUPPORT_EMAIL,
@@ -108,7 +154,31 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_PRETTY,
+    authMode: e.AUTH_MODE,
+    secret: e.MAILROOM_SECRET,
+    signup: {
+      linkOrigins: (e.SIGNUP_LINK_ORIGINS === undefined ? [publicBaseUrl] : list(e.SIGNUP_LINK_ORIGINS)).map(
+        (value) => {
+          const origin = httpOrigin(value);
+          if (!origin) throw fail('SIGNUP_LINK_ORIGINS', 'must be a comma list of http(s) origins');
+          return origin;
+        },
+      ),
+      perRecipientPerHour: e.SIGNUP_LIMIT_PER_RECIPIENT,
+      perIpPerMinute: e.SIGNUP_LIMIT_PER_IP,
+    },
+    trustedProxies: list(e.TRUSTED_PROXIES),
   };
+}
+
+/** `https://app.example.com` of an http(s) URL or origin; undefined for anything else. */
+function httpOrigin(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** For entry points: load the configuration or print one clear line and exit. */

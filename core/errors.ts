@@ -7,8 +7,12 @@
 export type ErrorKind =
   /** The caller's input is wrong; retrying cannot help. HTTP 400. */
   | 'validation'
-  /** Missing or malformed identity headers. HTTP 401. */
+  /** Missing, malformed or unproven identity. HTTP 401. */
   | 'unauthorized'
+  /** Known caller, not allowed to do this (an API key without the scope, a body naming someone else). HTTP 403. */
+  | 'forbidden'
+  /** Too many unauthenticated calls; `retryAfterSeconds` says when to try again. HTTP 429. */
+  | 'rate_limited'
   /** Unknown email, run, user or view key. HTTP 404. */
   | 'not_found'
   /** The service itself lacks configuration (no provider key). HTTP 500, not retryable. */
@@ -20,11 +24,14 @@ export type ErrorKind =
 
 export class MailroomError extends Error {
   readonly kind: ErrorKind;
+  /** For `rate_limited`: seconds until the caller may try again (HTTP `Retry-After`). */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(kind: ErrorKind, message: string, options?: { cause?: unknown }) {
+  constructor(kind: ErrorKind, message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(message, options);
     this.name = 'MailroomError';
     this.kind = kind;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 
   get retryable(): boolean {

@@ -46,3 +46,39 @@ export const isComplete = (identity: Identity): identity is Required<{ [K in Ide
 
 /** The memo key under which a run carries who triggered it (visible in the Temporal Web UI). */
 export const CALLER_MEMO_KEY = 'caller';
+
+/** What an API key may do. One scope per kind of call. */
+export const SCOPES = [
+  'email:send',
+  'email:read',
+  'workflows:trigger',
+  'workflows:read',
+  'workflows:cancel',
+  'keys:manage',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/**
+ * The caller as the gateway established it, handed to the core with each call.
+ * `authenticated`: proven by a valid API key, by the complete identity headers
+ * an authenticating proxy set (`AUTH_MODE=trusted-headers`), or a workflow
+ * acting for the authenticated caller that started it. An unauthenticated
+ * principal may only use the signup templates, narrowed and rate-limited.
+ */
+export interface Principal {
+  identity: Identity;
+  authenticated: boolean;
+  /** The client's address (after trusted proxies), for rate limits of unauthenticated calls. */
+  clientIp?: string | undefined;
+}
+
+/** A workflow's sends act for the authenticated caller that started the run (its memo). */
+export function workflowPrincipal(caller: Caller): Principal {
+  return { identity: checkIdentity(caller) ?? EMPTY_IDENTITY, authenticated: true };
+}
+
+export const EMPTY_IDENTITY: Identity = Object.freeze({
+  companyId: undefined,
+  organizationId: undefined,
+  userId: undefined,
+});

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { devSecret } from './dev-secret.ts';
 import { startMailSink, type MailSink } from './mail-sink.ts';
 import { provision } from './provision.ts';
 import {
@@ -56,7 +57,17 @@ async function ensureFree(portNumber: number, what: string, instead: string): Pr
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const childEnv: NodeJS.ProcessEnv = { ...env, LOG_PRETTY: '1', PORT: String(port) };
+  // Dev defaults (each yields to the environment or .env): headers trusted as
+  // sent so the README's curl lines stay short, unsigned webhook events
+  // accepted, and a secret kept under .data/.
+  const childEnv: NodeJS.ProcessEnv = {
+    AUTH_MODE: 'trusted-headers',
+    SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true',
+    ...env,
+    MAILROOM_SECRET: env['MAILROOM_SECRET'] || devSecret(join(DATA, 'secret')),
+    LOG_PRETTY: '1',
+    PORT: String(port),
+  };
 
   const needs = { temporal: !env['TEMPORAL_ADDRESS'], mongo: !env['MONGODB_URI'] };
   if (needs.temporal) {

@@ -17,7 +17,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { WorkflowHarness } from './support/workflow-harness.ts';
-import { temporalAddress } from './support/env.ts';
+import { temporalAddress, TEST_SECRET } from './support/env.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -95,6 +95,7 @@ function startWorkerProcess(temporal = proxy.address): ChildProcess {
       SENDGRID_API_KEY: 'SG.test-key',
       SENDGRID_BASE_URL: h.fake.url,
       LOG_LEVEL: 'warn',
+      MAILROOM_SECRET: TEST_SECRET,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -3,11 +3,13 @@ import { isMailroomError, type ErrorKind } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { HttpError } from '../http-error.ts';
 
-/** Each kind of domain error as an HTTP status (validation 400, auth 401, unknown 404, the rest 500). */
+/** Each kind of domain error as an HTTP status. */
 const STATUS_BY_KIND: Record<ErrorKind, number> = {
   validation: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
+  rate_limited: 429,
   not_configured: 500,
   provider_rejected: 500,
   transient: 500,
@@ -37,6 +39,8 @@ export function errorHandler(logger: Logger) {
       const { status, message } = describe(err);
       if (status >= 500) logger.error({ err, path: ctx.path, method: ctx.method }, 'request failed');
       ctx.status = status;
+      if (isMailroomError(err) && err.retryAfterSeconds !== undefined)
+        ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))));
       ctx.body = { success: false, error: message };
     }
   };

@@ -3,7 +3,7 @@ import { connectDatabase, type Database } from '../../core/db.ts';
 import type { EmailService } from '../../core/email/contract.ts';
 import { createEmailService, type EmailServiceDeps } from '../../core/email/service.ts';
 import { createLogger, type Logger } from '../../core/logger.ts';
-import { mongoUri, uniqueName } from './env.ts';
+import { mongoUri, TEST_SECRET, uniqueName } from './env.ts';
 import { FakeSendGrid } from './fake-sendgrid.ts';
 
 /**
@@ -43,6 +43,7 @@ export async function startEmailCore(options: EmailCoreOptions = {}): Promise<Em
     PUBLIC_BASE_URL: 'http://mailroom.test',
     EMAIL_FROM: 'Mailroom <no-reply@mailroom.test>',
     LOG_LEVEL: 'silent',
+    MAILROOM_SECRET: TEST_SECRET,
     ...options.env,
   });
   const logger = createLogger('test', config);

@@ -27,3 +27,6 @@ export function temporalNamespace(): string {
 export function uniqueName(prefix: string): string {
   return `${prefix.replace(/[^a-zA-Z0-9_]/g, '_')}_${randomBytes(4).toString('hex')}`;
 }
+
+/** MAILROOM_SECRET for configurations built in tests (the real one is required and ≥ 32 characters). */
+export const TEST_SECRET = 'test-secret-0123456789abcdef0123456789';

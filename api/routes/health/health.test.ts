@@ -7,7 +7,13 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../../core/config.ts';
 import { connectDatabase, type Database } from '../../../core/db.ts';
 import { freePort } from '../../../infra/services.ts';
-import { mongoUri, temporalAddress, temporalNamespace, uniqueName } from '../../../test/support/env.ts';
+import {
+  mongoUri,
+  temporalAddress,
+  temporalNamespace,
+  TEST_SECRET,
+  uniqueName,
+} from '../../../test/support/env.ts';
 import { serve as listen } from '../../../test/support/serve.ts';
 import { mountRoutes } from '../../route.ts';
 import type { AppDeps, AppState } from '../../types.ts';
@@ -38,7 +44,11 @@ async function get(url: string): Promise<{ status: number; body: Record<string, 
 describe('health routes', () => {
   let database: Database;
   let connection: Connection;
-  const config = loadConfig({ TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: temporalNamespace() });
+  const config = loadConfig({
+    TEMPORAL_ADDRESS: temporalAddress(),
+    TEMPORAL_NAMESPACE: temporalNamespace(),
+    MAILROOM_SECRET: TEST_SECRET,
+  });
 
   before(async () => {
     database = await connectDatabase(mongoUri(), uniqueName('health'));
@@ -129,7 +139,10 @@ describe('health routes', () => {
   });
 
   it('GET /ready is 503 when the configured namespace does not exist', async () => {
-    const missing = loadConfig({ TEMPORAL_NAMESPACE: uniqueName('no_such_namespace') });
+    const missing = loadConfig({
+      TEMPORAL_NAMESPACE: uniqueName('no_such_namespace'),
+      MAILROOM_SECRET: TEST_SECRET,
+    });
     const app = await serve({ db: database.db, temporal: new Client({ connection }), config: missing });
     try {
       const res = await get(`${app.url}/ready`);
