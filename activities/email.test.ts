@@ -5,9 +5,9 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/activity';
 import { loadConfig } from '../core/config.ts';
 import { TEST_SECRET } from '../test/support/env.ts';
+import { authenticatedAs, type Caller } from '../core/identity.ts';
 import { MailroomError } from '../core/errors.ts';
 import type { EmailService, SendOptions } from '../core/email/contract.ts';
-import type { Caller } from '../core/identity.ts';
 import { createEmailActivities } from './email.ts';
 
 /** Records what the activities ask of the email core; the core itself is tested with the real thing elsewhere. */
@@ -71,7 +71,7 @@ describe('email activities', () => {
       caller,
     });
     const { body, caller: sentAs } = calls[0]!;
-    assert.deepEqual(sentAs, caller);
+    assert.deepEqual(sentAs, authenticatedAs(caller));
     assert.equal(body['template_id'], 'ein-verified');
     assert.equal(body['subject'], "Your company's EIN has been verified");
     assert.deepEqual(body['to'], ['a@example.com', 'b@example.com']);

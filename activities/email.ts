@@ -1,7 +1,7 @@
 import { Context, log } from '@temporalio/activity';
 import type { Config } from '../core/config.ts';
 import type { EmailService } from '../core/email/contract.ts';
-import type { Caller } from '../core/identity.ts';
+import { authenticatedAs, type Caller } from '../core/identity.ts';
 import { einActionTemplate, type EinAction } from '../core/workflows/ein-actions.ts';
 import { subjectOf } from '../templates/engine.ts';
 import { templates, type TemplateData, type TemplateDefinition } from '../templates/index.ts';
@@ -70,7 +70,8 @@ export function createEmailActivities({ email, config }: { email: EmailService; 
     const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
     try {
       return await withFailureMapping(async () => {
-        const res = await email.send(body, caller, { idempotencyKey });
+        // A run acts for the authenticated caller that started it (its memo).
+        const res = await email.send(body, authenticatedAs(caller), { idempotencyKey });
         log.info('email sent', { idempotencyKey, emailId: res.email_id, attempt: ctx.info.attempt });
         return { emailId: res.email_id, providerId: res.provider_id };
       });

@@ -20,7 +20,8 @@ export const ROUTES: readonly RouteSpec[] = [...emailRoutes, ...workflowRoutes, 
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
-  app.proxy = true;
+  // X-Forwarded-For is believed only from TRUSTED_PROXIES (api/middleware/authenticate.ts).
+  app.proxy = false;
   // Koa would print every error to stderr; errorHandler already logs what matters.
   app.silent = true;
   app.use(requestLog(deps.logger));

@@ -1,5 +1,5 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
-import { identity, memoSafeIdentity } from './middleware/identity.ts';
+import { authenticate, type RouteAuth } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import type { AppContext, AppDeps, AppMiddleware, AppRouter } from './types.ts';
 
@@ -18,8 +18,11 @@ export interface RouteSpec {
   summary: string;
   description?: string;
   tag: 'email' | 'workflow' | 'health';
-  /** Reads the identity headers into `ctx.state.caller`; `memo-safe` also bounds them (they go into a run's memo). */
-  identity?: 'headers' | 'memo-safe';
+  /**
+   * Who may call (api/middleware/authenticate.ts): sets `ctx.state.principal`.
+   * Absent: a public route (tracking, the provider webhook, health, docs).
+   */
+  auth?: RouteAuth;
   /** A JSON body of this shape, parsed up to `limit` bytes (larger → 413). */
   body?: { schema: TSchema; limit: string };
   query?: TObject;
@@ -37,17 +40,20 @@ export const ErrorResponseSchema = Type.Object({ success: Type.Literal(false), e
 /** A failure answer of a route, for its `responses`. */
 export const failure = (description: string) => ({ description, schema: ErrorResponseSchema });
 
-/** The middleware a route's declaration asks for, in order: body (415/413/400 first), then identity. */
-function middlewareOf(spec: RouteSpec): AppMiddleware[] {
+/**
+ * The middleware a route's declaration asks for, in order: authentication
+ * first (nobody unproven gets a body parsed or learns about its payload),
+ * then the body (415/413/400).
+ */
+function middlewareOf(spec: RouteSpec, deps: AppDeps): AppMiddleware[] {
   const chain: AppMiddleware[] = [];
+  if (spec.auth) chain.push(authenticate(spec.auth, deps) as AppMiddleware);
   if (spec.body) chain.push(...(jsonBody(spec.body.limit) as AppMiddleware[]));
-  if (spec.identity) chain.push(identity() as AppMiddleware);
-  if (spec.identity === 'memo-safe') chain.push(memoSafeIdentity() as AppMiddleware);
   return chain;
 }
 
 export function mountRoutes(router: AppRouter, routes: readonly RouteSpec[], deps: AppDeps): void {
   for (const spec of routes) {
-    router[spec.method](spec.path, ...middlewareOf(spec), (ctx: AppContext) => spec.handler(ctx, deps));
+    router[spec.method](spec.path, ...middlewareOf(spec, deps), (ctx: AppContext) => spec.handler(ctx, deps));
   }
 }

@@ -4,6 +4,7 @@ import { loadConfigOrExit } from '../core/config.ts';
 import { connectDatabase, type Database } from '../core/db.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
+import { keyStore } from '../core/api-keys/key-store.ts';
 import { createApp } from './app.ts';
 
 /**
@@ -51,7 +52,8 @@ async function main(): Promise<void> {
   const email = createEmailService({ db: database.db, config, logger });
   await email.ensureIndexes();
 
-  const app = createApp({ config, logger, db: database.db, temporal, email });
+  const keys = keyStore(database.db, logger);
+  const app = createApp({ config, logger, db: database.db, temporal, email, keys });
   server = app.listen(config.port);
   await new Promise<void>((resolve, reject) => {
     server!.once('listening', resolve);
@@ -63,9 +65,16 @@ async function main(): Promise<void> {
   );
   // Say so at start, not on the first event: without a key, anyone who learns an
   // email id could post delivery events for it.
+  if (config.authMode === 'trusted-headers')
+    logger.warn(
+      'AUTH_MODE=trusted-headers: the X-Company-Id / X-Organization-Id / X-User-Id headers are believed as sent. ' +
+        'Only run this behind a proxy that authenticates every caller and sets them; anyone reaching this port directly is any company.',
+    );
   if (!config.sendgrid.webhookPublicKey)
     logger.warn(
-      'SENDGRID_WEBHOOK_PUBLIC_KEY is not set: POST /api/email/webhooks/sendgrid accepts unsigned events (set it in production)',
+      config.sendgrid.webhookAllowUnsigned
+        ? 'SENDGRID_WEBHOOK_ALLOW_UNSIGNED=true: POST /api/email/webhooks/sendgrid accepts unsigned events (dev only; set SENDGRID_WEBHOOK_PUBLIC_KEY in production)'
+        : 'SENDGRID_WEBHOOK_PUBLIC_KEY is not set: POST /api/email/webhooks/sendgrid refuses events (503) until it is',
     );
   if (!config.sendgrid.apiKey)
     logger.warn('SENDGRID_API_KEY is not set: every send fails with "email service not configured."');

@@ -3,7 +3,8 @@ import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Config } from '../core/config.ts';
 import type { EmailService } from '../core/email/contract.ts';
-import type { Caller } from '../core/identity.ts';
+import type { KeyStore } from '../core/api-keys/key-store.ts';
+import type { Principal } from '../core/identity.ts';
 import type { Logger } from '../core/logger.ts';
 import type { WorkflowDefinition } from '../core/workflows/definition.ts';
 
@@ -14,15 +15,17 @@ export interface AppDeps {
   db: Db;
   temporal: Client;
   email: EmailService;
+  /** API keys (AUTH_MODE=api-key). */
+  keys: KeyStore;
 }
 
 /**
  * What middleware leaves on `ctx.state` for the handlers after it. Each field
- * is set by exactly one middleware: `caller` by identity(), `workflow` by the
+ * is set by exactly one middleware: `principal` by authenticate(), `workflow` by the
  * workflow router's `workflowName` param.
  */
 export interface AppState {
-  caller: Caller;
+  principal: Principal;
   workflow: WorkflowDefinition;
 }
 

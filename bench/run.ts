@@ -9,6 +9,7 @@ import { Client as SendGridClient } from '@sendgrid/client';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../api/app.ts';
 import { loadConfig } from '../core/config.ts';
+import { keyStore } from '../core/api-keys/key-store.ts';
 import { connectDatabase } from '../core/db.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
@@ -115,7 +116,14 @@ async function main(): Promise<void> {
     const email = createEmailService({ db: database.db, config, logger });
     await email.ensureIndexes();
     const temporal = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
-    const server = createApp({ config, logger, db: database.db, temporal, email }).listen(0, '127.0.0.1');
+    const server = createApp({
+      config,
+      logger,
+      db: database.db,
+      temporal,
+      email,
+      keys: keyStore(database.db, logger),
+    }).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const gateway = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     console.log(`[bench] N=${N} concurrency=${CONCURRENCY}; MongoDB ${uri}; fake SendGrid ${fake.url}`);

@@ -129,7 +129,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((item) => item.trim())
       .filter(Boolean);
-  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  const publicBaseUrl = withoutTrailingSlashes(e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`);
   return {
     port: e.PORT,
     publicBaseUrl,
@@ -141,7 +141,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     sendgrid: {
       apiKey: e.SENDGRID_API_KEY,
-      baseUrl: e.SENDGRID_BASE_URL.replace(/\/+$/, ''),
+      baseUrl: withoutTrailingSlashes(e.SENDGRID_BASE_URL),
       webhookPublicKey: e.SENDGRID_WEBHOOK_PUBLIC_KEY,
       webhookAllowUnsigned: e.SENDGRID_WEBHOOK_ALLOW_UNSIGNED,
     },
@@ -169,6 +169,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     trustedProxies: list(e.TRUSTED_PROXIES),
   };
+}
+
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url[end - 1] === '/') end--;
+  return url.slice(0, end);
 }
 
 /** `https://app.example.com` of an http(s) URL or origin; undefined for anything else. */

@@ -13,6 +13,8 @@ export type ErrorKind =
   | 'forbidden'
   /** Too many unauthenticated calls; `retryAfterSeconds` says when to try again. HTTP 429. */
   | 'rate_limited'
+  /** A part of the service is switched off until an operator configures it. HTTP 503. */
+  | 'unavailable'
   /** Unknown email, run, user or view key. HTTP 404. */
   | 'not_found'
   /** The service itself lacks configuration (no provider key). HTTP 500, not retryable. */

@@ -66,19 +66,12 @@ export type Scope = (typeof SCOPES)[number];
  * principal may only use the signup templates, narrowed and rate-limited.
  */
 export interface Principal {
-  identity: Identity;
+  /** The identity headers as sent (the core checks they are UUIDs), or the company of the key. */
+  caller: Caller;
   authenticated: boolean;
   /** The client's address (after trusted proxies), for rate limits of unauthenticated calls. */
   clientIp?: string | undefined;
 }
 
-/** A workflow's sends act for the authenticated caller that started the run (its memo). */
-export function workflowPrincipal(caller: Caller): Principal {
-  return { identity: checkIdentity(caller) ?? EMPTY_IDENTITY, authenticated: true };
-}
-
-export const EMPTY_IDENTITY: Identity = Object.freeze({
-  companyId: undefined,
-  organizationId: undefined,
-  userId: undefined,
-});
+/** A caller whose identity is established: a workflow acting for its trigger, a trusted backend. */
+export const authenticatedAs = (caller: Caller): Principal => ({ caller, authenticated: true });

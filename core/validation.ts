@@ -111,6 +111,8 @@ function describeError(err: ErrorObject): string {
       return `must be at most ${String(err.params['limit'])} characters`;
     case 'minItems':
       return `must contain at least ${String(err.params['limit'])} item(s)`;
+    case 'maxItems':
+      return `must contain at most ${String(err.params['limit'])} item(s)`;
     default:
       return err.message ?? 'is invalid';
   }
@@ -142,3 +144,12 @@ export function fieldPath(instancePath: string, extra?: string): string {
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** CR, LF and other control characters have no business in ids. */
+export function hasControlCharacters(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { devKey } from './dev-key.ts';
 import { devSecret } from './dev-secret.ts';
 import { startMailSink, type MailSink } from './mail-sink.ts';
 import { provision } from './provision.ts';
@@ -146,12 +147,30 @@ async function main(): Promise<void> {
   await runApp('worker', join(ROOT, 'worker', 'worker.ts'), childEnv);
   await runApp('api', join(ROOT, 'api', 'server.ts'), childEnv);
   await waitForGateway(`http://127.0.0.1:${port}/health`);
+  await announceDevKey(childEnv);
   say(
     'dev',
     `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: gateway http://localhost:${port}` +
       (temporal ? `, Temporal UI ${temporal.uiUrl}` : '') +
       ' — Ctrl-C stops everything',
   );
+}
+
+/** Says which auth mode runs, and prints a key for trying AUTH_MODE=api-key. */
+async function announceDevKey(childEnv: NodeJS.ProcessEnv): Promise<void> {
+  say(
+    'dev',
+    `AUTH_MODE=${childEnv['AUTH_MODE']}: identity headers are believed as sent (never expose this port)`,
+  );
+  try {
+    const made = await devKey(childEnv['MONGODB_URI']!, join(DATA, 'dev-key.json'));
+    say(
+      'dev',
+      `API key for AUTH_MODE=api-key (company ${made.companyId}, organization ${made.organizationId}, every scope): ${made.key}`,
+    );
+  } catch (err) {
+    say('dev', `could not prepare a dev API key: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /** The gateway waits for MongoDB with backoff, so "ready" is announced when it really answers. */

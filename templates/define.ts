@@ -40,6 +40,22 @@ export function requiredText(description: string): TString {
   return Type.String({ minLength: 1, description });
 }
 
+/**
+ * A required link variable (`LOGIN_URL`, `RESET_URL`, …): a non-empty string
+ * marked `x-link`, so an unauthenticated signup send can be held to the
+ * allowed link origins (core/email/signup-guard.ts).
+ */
+export function requiredLink(description: string): TString {
+  return Type.String({ minLength: 1, description, 'x-link': true });
+}
+
+/** The names of a template's link variables. */
+export function linkVariables(definition: TemplateDefinition): string[] {
+  return Object.entries(definition.variables.properties)
+    .filter(([, schema]) => (schema as { 'x-link'?: boolean })['x-link'] === true)
+    .map(([name]) => name);
+}
+
 /** An optional variable: rendered only when present. */
 export function optionalText(description: string): TOptional<TString> {
   return Type.Optional(Type.String({ description }));

@@ -56,7 +56,20 @@ function escapeAttribute(value: string): string {
     .replace(/>/g, '&gt;');
 }
 
-const SIMPLE_EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/;
+/** `local@domain.tld` without characters that could break out of a mailto: link. Linear. */
+const MAILBOX_PART = /^[^\s@"<>()[\]\\,;:]+$/;
+function isSimpleEmail(value: string): boolean {
+  const at = value.indexOf('@');
+  const domain = value.slice(at + 1);
+  const dot = domain.lastIndexOf('.');
+  return (
+    at > 0 &&
+    MAILBOX_PART.test(value.slice(0, at)) &&
+    MAILBOX_PART.test(domain) &&
+    dot > 0 &&
+    dot < domain.length - 1
+  );
+}
 
 /** The exact pixel tag the interface shows: 1×1, empty alt text. */
 function trackingPixelTag(url: string): string {
@@ -76,7 +89,7 @@ htmlEngine.registerHelper(
   (value: unknown) => new Handlebars.SafeString(escapeAttribute(safeHttpUrl(value))),
 );
 htmlEngine.registerHelper('mailto', (value: unknown) =>
-  typeof value === 'string' && SIMPLE_EMAIL.test(value)
+  typeof value === 'string' && isSimpleEmail(value)
     ? new Handlebars.SafeString(escapeAttribute(`mailto:${value}`))
     : '#',
 );
@@ -149,13 +162,46 @@ export function renderEmail(input: RenderInput): { html: string; text: string } 
   return { html: tidy(html!(context, options)), text: tidy(text!(context, options)) };
 }
 
-/** Drops the blank lines left by block helpers and comments. */
+/**
+ * Drops the trailing blanks and blank lines left by block helpers and
+ * comments. Line by line rather than `/[ \t]+$/gm`, which backtracks
+ * quadratically on a long run of spaces (a variable of 30,000 spaces froze
+ * the event loop for seconds).
+ */
 function tidy(output: string): string {
   return `${output
-    .replace(/[ \t]+$/gm, '')
+    .split('\n')
+    .map(trimTrailingBlanks)
+    .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim()}\n`;
 }
+
+function trimTrailingBlanks(line: string): string {
+  let end = line.length;
+  while (end > 0 && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
+  return end === line.length ? line : line.slice(0, end);
+}
+
+/** Where the last `</tag>` (any case, blanks before `>`) starts; -1 when there is none. Linear. */
+function lastClosingTag(html: string, tag: string): number {
+  const lower = html.toLowerCase();
+  const opening = `</${tag}`;
+  for (let at = lower.lastIndexOf(opening); at >= 0; at = lower.lastIndexOf(opening, at - 1)) {
+    let i = at + opening.length;
+    while (i < lower.length && /\s/.test(lower[i]!)) i++;
+    if (lower[i] === '>') return at;
+    if (at === 0) break;
+  }
+  return -1;
+}
+
+/**
+ * html-to-text recurses per nesting level: 5,000 nested elements overflowed
+ * the stack. Deeper content is cut from the text part (the HTML part is sent
+ * as given).
+ */
+const TEXT_PART_MAX_DEPTH = 200;
 
 /**
  * The caller's HTML as given (their markup, so not escaped), with the pixel
@@ -166,8 +212,8 @@ function renderCustom(htmlBody: string, subject: string, pixelUrl: string): { ht
   const pixel = trackingPixelTag(pixelUrl);
   let html: string;
   if (/<html[\s>]/i.test(htmlBody)) {
-    const bodyEnd = htmlBody.search(/<\/body\s*>(?![\s\S]*<\/body\s*>)/i);
-    const htmlEnd = htmlBody.search(/<\/html\s*>(?![\s\S]*<\/html\s*>)/i);
+    const bodyEnd = lastClosingTag(htmlBody, 'body');
+    const htmlEnd = lastClosingTag(htmlBody, 'html');
     const at = bodyEnd >= 0 ? bodyEnd : htmlEnd;
     html = at >= 0 ? `${htmlBody.slice(0, at)}${pixel}\n${htmlBody.slice(at)}` : `${htmlBody}\n${pixel}\n`;
   } else {
@@ -189,6 +235,7 @@ function renderCustom(htmlBody: string, subject: string, pixelUrl: string): { ht
   }
   const text = convert(htmlBody, {
     wordwrap: false,
+    limits: { maxDepth: TEXT_PART_MAX_DEPTH },
     selectors: [
       { selector: 'img', format: 'skip' },
       { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import { WorkflowHarness } from './support/workflow-harness.ts';
+import { authenticatedAs } from '../core/identity.ts';
 
 const h = new WorkflowHarness();
 before(async () => {
@@ -17,7 +18,8 @@ before(async () => {
 });
 after(() => h.stop());
 
-const ids = () => ({ userId: randomUUID(), companyId: randomUUID(), organizationId: randomUUID() });
+/** The EIN identity: the harness's caller (runs act as whoever triggers them). */
+const ids = () => ({ userId: h.caller.userId, companyId: h.caller.companyId, organizationId: randomUUID() });
 
 async function newUser(fields: { welcomeEmailSent?: boolean; name?: string } = {}) {
   const _id = `user-${randomUUID()}`;
@@ -215,7 +217,7 @@ describe('send-email-received-ein', () => {
       );
       const html = mail.content.find((c) => c.type === 'text/html')?.value ?? '';
       assert.match(html, /Grace/);
-      const email = await h.email.getStatus(run.result?.result['emailId'] as string, id);
+      const email = await h.email.getStatus(run.result?.result['emailId'] as string, authenticatedAs(id));
       assert.equal(email.template_id, 'ein-received');
       assert.equal(email.resource_type_ref, 'ein');
       assert.equal(email.resource_id_ref, 'ein-123');
@@ -231,7 +233,7 @@ describe('send-email-received-ein', () => {
       recipients: ['owner@example.com'],
     });
     const run = await h.waitForStatus('send-email-received-ein', body['runId'] as string, 'completed');
-    const email = await h.email.getStatus(run.result?.result['emailId'] as string, id);
+    const email = await h.email.getStatus(run.result?.result['emailId'] as string, authenticatedAs(id));
     assert.equal(email.template_id, 'ein-rejected');
     const html = h.fake.accepted[0]!.body.content.find((c) => c.type === 'text/html')?.value ?? '';
     assert.match(html, /there/); // RECIPIENT_NAME defaults to "there"

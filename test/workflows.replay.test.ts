@@ -76,8 +76,8 @@ describe('workflow replay', () => {
         'send-email-received-ein.sent',
         'send-email-received-ein',
         {
-          userId: randomUUID(),
-          companyId: randomUUID(),
+          userId: h.caller.userId,
+          companyId: h.caller.companyId,
           organizationId: randomUUID(),
           emailAction: 'ein-received',
           recipients: ['owner@example.com'],

@@ -10,6 +10,7 @@ const STATUS_BY_KIND: Record<ErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   rate_limited: 429,
+  unavailable: 503,
   not_configured: 500,
   provider_rejected: 500,
   transient: 500,

@@ -51,10 +51,16 @@ export function toAddressList(input: RecipientInput | undefined): Address[] {
  */
 export function parseMailbox(value: string): Address | undefined {
   const trimmed = value.trim();
-  const named = /^(?:"([^"]*)"|([^"<>]*?))\s*<([^<>\s]+)>$/.exec(trimmed);
-  if (named) {
-    const name = (named[1] ?? named[2] ?? '').trim();
-    const email = named[3] ?? '';
+  if (trimmed.endsWith('>')) {
+    // `Name <address>` or `"Name" <address>`. Split by hand: the equivalent
+    // regular expression backtracks quadratically on long runs of blanks.
+    const open = trimmed.lastIndexOf('<');
+    const email = trimmed.slice(open + 1, -1);
+    let name = trimmed.slice(0, Math.max(open, 0)).trim();
+    if (open < 0 || !email || /[<>\s]/.test(email)) return undefined;
+    if (name.length >= 2 && name.startsWith('"') && name.endsWith('"')) name = name.slice(1, -1);
+    if (/[<>"]/.test(name)) return undefined;
+    name = name.trim();
     return name ? { email, name } : { email };
   }
   if (/[<>]/.test(trimmed)) return undefined;

@@ -56,6 +56,15 @@ describe('attachment fetcher (SSRF-safe)', () => {
       } else if (url === '/to-localhost') {
         res.writeHead(301, { location: `http://localhost:${new URL(canary.base).port}/internal` });
         res.end();
+      } else if (url === '/bad-location') {
+        res.writeHead(302, { location: 'http://[::1' });
+        res.end();
+      } else if (url === '/elsewhere') {
+        res.writeHead(302, { location: 'http://127.0.0.2:1/report.pdf' });
+        res.end();
+      } else if (url === '/%0d%0aX-Injected:%20yes') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('hello');
       } else if (url.startsWith('/hop/')) {
         const n = Number(url.slice(5));
         res.writeHead(302, { location: n > 0 ? `/hop/${n - 1}` : '/report.pdf' });
@@ -125,14 +134,27 @@ describe('attachment fetcher (SSRF-safe)', () => {
     assert.equal(canaryHits, 0);
   });
 
-  it('re-checks every redirect: a public server redirecting to loopback is refused', async () => {
-    for (const path of ['/to-canary', '/to-localhost']) {
+  it('follows redirects only within the same origin: loopback, localhost or elsewhere are refused', async () => {
+    for (const path of ['/to-canary', '/to-localhost', '/elsewhere']) {
       assert.equal(
         await rejection(fetcher(`${files.base}${path}`, { maxBytes })),
-        'attachment could not be fetched: address not allowed',
+        'attachment could not be fetched: redirects to another origin are not allowed',
       );
     }
     assert.equal(canaryHits, 0);
+  });
+
+  it('answers an invalid redirect Location with a clear refusal (400), not a crash', async () => {
+    assert.equal(
+      await rejection(fetcher(`${files.base}/bad-location`, { maxBytes })),
+      'attachment could not be fetched: invalid redirect location',
+    );
+  });
+
+  it('takes no filename with CR/LF from the URL (it would become a MIME header)', async () => {
+    const file = await fetcher(`${files.base}/%0d%0aX-Injected:%20yes`, { maxBytes });
+    assert.equal(file.body.toString(), 'hello');
+    assert.equal(file.filename, undefined);
   });
 
   it('refuses non-http(s) schemes and malformed URLs', async () => {

@@ -3,6 +3,7 @@ import { get as httpsGet } from 'node:https';
 import { basename } from 'node:path';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { MailroomError } from '../errors.ts';
+import { hasControlCharacters } from '../validation.ts';
 import { ATTACHMENT_TOO_LARGE, attachmentFetchFailed } from './messages.ts';
 import type { OutgoingAttachment } from './provider.ts';
 import { MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES } from './schema.ts';
@@ -17,7 +18,8 @@ import { base64DecodedLength, type AttachmentInput } from './validate.ts';
  *   cannot slip a private address in) and refuses loopback, private
  *   (RFC 1918, fc00::/7), link-local (169.254/16 incl. cloud metadata,
  *   fe80::/10), unspecified, CGNAT and every other non-unicast range;
- * - redirects are followed by hand, at most 3, each hop through the same agent;
+ * - redirects are followed by hand, at most 3, each hop through the same agent,
+ *   and only within the origin the caller named (no bouncing elsewhere);
  * - one timeout for the whole fetch; the body is abandoned as soon as it
  *   passes the size cap.
  */
@@ -59,7 +61,7 @@ export function createAttachmentFetcher(options: FetcherOptions): AttachmentFetc
       if (status >= 300 && status < 400 && response.headers.location) {
         response.resume();
         if (hop >= MAX_REDIRECTS) throw refused('too many redirects');
-        current = parseUrl(new URL(response.headers.location, current).toString());
+        current = sameOriginRedirect(response.headers.location, current);
         continue;
       }
       if (status < 200 || status >= 300) {
@@ -89,10 +91,23 @@ export function createAttachmentFetcher(options: FetcherOptions): AttachmentFetc
   }
 }
 
+/** The next hop of a redirect: a valid URL on the origin of the current one, else refused (400). */
+function sameOriginRedirect(location: string, current: URL): URL {
+  let next: URL;
+  try {
+    next = new URL(location, current);
+  } catch {
+    throw refused('invalid redirect location');
+  }
+  if (next.origin !== current.origin) throw refused('redirects to another origin are not allowed');
+  return parseUrl(next.toString());
+}
+
 function filenameOf(url: URL): string | undefined {
   try {
     const name = basename(decodeURIComponent(url.pathname));
-    return name && name !== '/' ? name : undefined;
+    // %0d%0a in a path would put CR/LF into a MIME header.
+    return name && name !== '/' && !hasControlCharacters(name) ? name : undefined;
   } catch {
     return undefined;
   }

@@ -1,5 +1,5 @@
 import { MailroomError } from '../errors.ts';
-import { checkIdentity, isComplete, type Caller, type Identity } from '../identity.ts';
+import { checkIdentity, isComplete, type Caller, type Identity, type Principal } from '../identity.ts';
 import { UNAUTHORIZED } from './messages.ts';
 import type { EmailRecord } from './record.ts';
 
@@ -19,19 +19,22 @@ export function assertWellFormed(caller: Caller): Identity {
 }
 
 /**
- * Send and bulk items: all three ids are required unless the template is
- * one of the signup/login templates (`requiresAuth: false`). An unknown or
- * missing template requires them, so unauthenticated callers learn nothing.
+ * Send and bulk items: an authenticated caller with all three ids, unless the
+ * template is one of the signup/login templates (`requiresAuth: false`),
+ * which unauthenticated callers may send, narrowed (signup-guard.ts). An
+ * unknown or missing template requires authentication, so unauthenticated
+ * callers learn nothing.
  */
-export function authorizeSend(caller: Caller, requiresAuth: boolean): Identity {
-  const identity = assertWellFormed(caller);
-  if (requiresAuth && !isComplete(identity)) throw unauthorized();
+export function authorizeSend(principal: Principal, requiresAuth: boolean): Identity {
+  const identity = assertWellFormed(principal.caller);
+  if (requiresAuth && !(principal.authenticated && isComplete(identity))) throw unauthorized();
   return identity;
 }
 
 /** The status endpoint needs a UUID `X-User-Id`. */
-export function authorizeStatus(caller: Caller): Identity & { userId: string } {
-  const identity = assertWellFormed(caller);
+export function authorizeStatus(principal: Principal): Identity & { userId: string } {
+  if (!principal.authenticated) throw unauthorized();
+  const identity = assertWellFormed(principal.caller);
   if (!identity.userId) throw unauthorized();
   return { ...identity, userId: identity.userId };
 }

@@ -1,7 +1,7 @@
 import { MailroomError, isMailroomError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { assertWellFormed } from './auth.ts';
-import type { Caller } from '../identity.ts';
+import type { Principal } from '../identity.ts';
 import { isPlainObject, parse } from '../validation.ts';
 import {
   BODY_NOT_OBJECT,
@@ -31,7 +31,7 @@ import {
 /** Sends inside one batch that may be in flight together (keeps the provider and the DB calm). */
 export const BULK_CONCURRENCY = 10;
 
-type SendOne = (body: unknown, caller: Caller) => Promise<SendResult>;
+type SendOne = (body: unknown, principal: Principal) => Promise<SendResult>;
 
 export interface BulkDeps {
   send: SendOne;
@@ -65,10 +65,10 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return results;
 }
 
-export async function sendBulk(deps: BulkDeps, raw: unknown, caller: Caller): Promise<BulkResult> {
+export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principal): Promise<BulkResult> {
   // Headers that are present but malformed fail the whole request; missing ones
   // are checked per item (signup templates need none).
-  assertWellFormed(caller);
+  assertWellFormed(principal.caller);
   const body = checkEnvelope(raw);
   const sleep = deps.sleep ?? defaultSleep;
   const delay = body.batchDelay ?? BULK_DELAY_DEFAULT_MS;
@@ -83,7 +83,7 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, caller: Caller): Pr
       const rest = isPlainObject(item)
         ? Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'id'))
         : item;
-      const sent = await deps.send(rest, caller);
+      const sent = await deps.send(rest, principal);
       return withId({ success: true, email_id: sent.email_id });
     } catch (err) {
       if (!isMailroomError(err)) deps.logger.error({ err }, 'bulk item failed unexpectedly');

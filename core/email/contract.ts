@@ -5,7 +5,7 @@
  * workflow is validated, recorded, tracked and delivered exactly like one over
  * HTTP. Every method throws MailroomError (core/errors.ts) on failure.
  */
-import type { Caller } from '../identity.ts';
+import type { Principal } from '../identity.ts';
 import type { BulkResult, EmailStatus, SendResult } from './schema.ts';
 
 export type { BulkItemResult, BulkResult, EmailStatus, EmailStatusValue, SendResult } from './schema.ts';
@@ -22,11 +22,11 @@ export interface EmailService {
   /** Creates the collections' indexes; idempotent, called at start. */
   ensureIndexes(): Promise<void>;
   /** Validates `body` (the single-send body), records, renders and delivers one email. */
-  send(body: unknown, caller: Caller, options?: SendOptions): Promise<SendResult>;
+  send(body: unknown, principal: Principal, options?: SendOptions): Promise<SendResult>;
   /** Validates and sends each item on its own, in batches of 50 with `batchDelay` between batches. */
-  sendBulk(body: unknown, caller: Caller): Promise<BulkResult>;
+  sendBulk(body: unknown, principal: Principal): Promise<BulkResult>;
   /** One record, visible only to the company (or, without one, the user) that sent it; else not_found. */
-  getStatus(emailId: string, caller: Caller): Promise<EmailStatus>;
+  getStatus(emailId: string, principal: Principal): Promise<EmailStatus>;
   /** The tracking pixel's side effect. Unknown or missing key: does nothing, never throws. */
   recordOpen(viewKey: string | undefined): Promise<void>;
   /** POST /api/email/track body `{ view_key, event_type }`. Unknown key → not_found. */

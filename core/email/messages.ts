@@ -28,6 +28,20 @@ export const missingRequiredFields = (names: readonly string[]): string =>
 
 // --- Conditions the interface leaves open --------------------------------------
 export const EMAIL_NOT_FOUND = 'email not found.';
+
+export const attachmentControlCharacters = (index: number) =>
+  `attachments[${index}] filename and contentType must not contain control characters.`;
+
+// Unauthenticated sends of the signup templates (core/email/signup-guard.ts).
+export const ONE_RECIPIENT_WITHOUT_AUTHENTICATION = 'unauthenticated sends take exactly one recipient in to.';
+export const notWithoutAuthentication = (field: 'cc' | 'bcc' | 'attachments' | 'from' | 'reply_to') =>
+  `${field} is not allowed without authentication.`;
+export const linkOriginNotAllowed = (variable: string) =>
+  `${variable} must point at an allowed origin (SIGNUP_LINK_ORIGINS) without authentication.`;
+export const WEBHOOK_NOT_CONFIGURED =
+  'webhook not configured: set SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_ALLOW_UNSIGNED=true in dev).';
+export const WEBHOOK_TIMESTAMP_OUTSIDE_WINDOW = 'webhook timestamp outside the allowed window.';
+export const TOO_MANY_SIGNUP_SENDS = 'too many emails. try again later.';
 export const TOO_MANY_EMAILS = 'too many emails. maximum is 100.';
 export const SUBJECT_TOO_LONG = 'email subject exceeds maximum length of 200 characters.';
 export const SUBJECT_LINE_BREAK = 'email subject must not contain line breaks.';

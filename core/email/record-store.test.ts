@@ -1,4 +1,5 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { authenticatedAs } from '../identity.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { CommandStartedEvent, Document } from 'mongodb';
@@ -94,7 +95,11 @@ describe('emails access path: every query filters by _id alone', () => {
   const seeded: EmailRecord[] = [];
 
   before(async () => {
-    core = await startEmailCore({ name: 'email_access', monitorCommands: true });
+    core = await startEmailCore({
+      name: 'email_access',
+      monitorCommands: true,
+      env: { SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true' },
+    });
     ({ fake, email } = core);
     const db = core.database.db;
     core.database.client.on('commandStarted', (event) => {
@@ -134,14 +139,14 @@ describe('emails access path: every query filters by _id alone', () => {
   const last = () => seeded[seeded.length - 1]!;
 
   it('a status lookup', async () => {
-    const status = await email.getStatus(last().email_id, caller);
+    const status = await email.getStatus(last().email_id, authenticatedAs(caller));
     assert.equal(status.email_id, last().email_id);
     assert.equal(status.status, 'sent');
     const unknown = randomUUID();
-    await assert.rejects(email.getStatus(unknown, caller), (err) => isMailroomError(err));
+    await assert.rejects(email.getStatus(unknown, authenticatedAs(caller)), (err) => isMailroomError(err));
     // Another company's caller: same `_id` read, refused in code.
     await assert.rejects(
-      email.getStatus(last().email_id, { ...caller, companyId: randomUUID() }),
+      email.getStatus(last().email_id, authenticatedAs({ ...caller, companyId: randomUUID() })),
       (err) => isMailroomError(err) && err.kind === 'not_found',
     );
     assertOnlyIdFilters([last().email_id, unknown]);
@@ -153,7 +158,7 @@ describe('emails access path: every query filters by _id alone', () => {
     await email.recordOpen(newViewKey(randomUUID()));
     await email.recordOpen(newViewKey(target.email_id));
     await email.recordEvent({ view_key: target.view_key, event_type: 'delivered' });
-    const status = await email.getStatus(target.email_id, caller);
+    const status = await email.getStatus(target.email_id, authenticatedAs(caller));
     assert.equal(status.opened, true);
     assert.equal(status.delivered, true);
     assert.equal(status.status, 'opened');
@@ -163,9 +168,11 @@ describe('emails access path: every query filters by _id alone', () => {
   });
 
   it('a send, a provider rejection, and webhook events', async () => {
-    const sent = await email.send(body(), caller);
+    const sent = await email.send(body(), authenticatedAs(caller));
     fake.plan(400);
-    await assert.rejects(email.send(body('rejected'), caller), (err) => isMailroomError(err));
+    await assert.rejects(email.send(body('rejected'), authenticatedAs(caller)), (err) =>
+      isMailroomError(err),
+    );
     const webhookTarget = seeded[SEEDED - 3]!;
     const { applied } = await email.handleSendGridWebhook(
       JSON.stringify([
@@ -176,8 +183,8 @@ describe('emails access path: every query filters by _id alone', () => {
       {},
     );
     assert.equal(applied, 2);
-    assert.equal((await email.getStatus(sent.email_id, caller)).status, 'delivered');
-    assert.equal((await email.getStatus(webhookTarget.email_id, caller)).status, 'bounced');
+    assert.equal((await email.getStatus(sent.email_id, authenticatedAs(caller))).status, 'delivered');
+    assert.equal((await email.getStatus(webhookTarget.email_id, authenticatedAs(caller))).status, 'bounced');
     assert.ok(seen.some((s) => s.filter['_id'] === sent.email_id && s.command === 'update'));
     assertOnlyIdFilters();
   });
@@ -185,18 +192,20 @@ describe('emails access path: every query filters by _id alone', () => {
   it('keyed sends: transient failure, retry, replay, give up', async () => {
     const key = `wf-${randomUUID()}/activity-1`;
     fake.plan(503);
-    await assert.rejects(email.send(body(), caller, { idempotencyKey: key }), (err) => isMailroomError(err));
-    const retried = await email.send(body(), caller, { idempotencyKey: key });
-    const replay = await email.send(body(), caller, { idempotencyKey: key });
+    await assert.rejects(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }), (err) =>
+      isMailroomError(err),
+    );
+    const retried = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
+    const replay = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
     assert.deepEqual(replay, retried);
     assert.equal(fake.accepted.length, 1);
 
     const abandoned = `wf-${randomUUID()}/activity-2`;
     fake.plan('network-error');
-    await assert.rejects(email.send(body(), caller, { idempotencyKey: abandoned }));
+    await assert.rejects(email.send(body(), authenticatedAs(caller), { idempotencyKey: abandoned }));
     await email.markFailed(abandoned, 'gave up');
     await assert.rejects(
-      email.send(body(), caller, { idempotencyKey: abandoned }),
+      email.send(body(), authenticatedAs(caller), { idempotencyKey: abandoned }),
       (err) => isMailroomError(err) && err.message === 'gave up',
     );
     assert.equal(fake.received.length, 3);

@@ -23,6 +23,12 @@ export const BULK_DELAY_MAX_MS = 10_000;
 /** Tags become SendGrid categories (at most 10 per message). The interface leaves their shape open: strings. */
 export const MAX_TAGS = 10;
 export const TAG_MAX_LENGTH = 64;
+/** template_data: at most this many variables, names this long, values this long. */
+export const MAX_TEMPLATE_VARIABLES = 100;
+export const TEMPLATE_VARIABLE_NAME_MAX_LENGTH = 64;
+export const TEMPLATE_VALUE_MAX_LENGTH = 10_000;
+/** The custom template's HTML: 2 MB of characters, far above any real email (Gmail clips at 102 KB). */
+export const HTML_BODY_MAX_LENGTH = 2_000_000;
 
 const strict = { additionalProperties: false } as const;
 
@@ -56,7 +62,12 @@ const sendFields = {
   to: RecipientsSchema,
   subject: Type.String(),
   template_id: Type.String(),
-  template_data: Type.Optional(Type.Record(Type.String(), Type.String())),
+  template_data: Type.Optional(
+    Type.Record(Type.String(), Type.String({ maxLength: TEMPLATE_VALUE_MAX_LENGTH }), {
+      maxProperties: MAX_TEMPLATE_VARIABLES,
+      propertyNames: { maxLength: TEMPLATE_VARIABLE_NAME_MAX_LENGTH },
+    }),
+  ),
   from: Type.Optional(Type.String({ maxLength: 400 })),
   reply_to: Type.Optional(Type.String({ maxLength: 400 })),
   cc: Type.Optional(RecipientsSchema),
@@ -67,7 +78,7 @@ const sendFields = {
   ),
   resource_type_ref: Type.Optional(Type.String({ maxLength: 200 })),
   resource_id_ref: Type.Optional(Type.String({ maxLength: 200 })),
-  html_body: Type.Optional(Type.String()),
+  html_body: Type.Optional(Type.String({ maxLength: HTML_BODY_MAX_LENGTH })),
   locale: Type.Optional(Type.String({ minLength: 1, maxLength: 35, default: 'en-us' })),
   language: Type.Optional(Type.String({ minLength: 1, maxLength: 35, default: 'en' })),
 };

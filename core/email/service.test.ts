@@ -1,4 +1,5 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { authenticatedAs } from '../identity.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db.ts';
@@ -72,8 +73,8 @@ describe('email service core', () => {
   describe('idempotency key', () => {
     it('a second call with the same key returns the same result and sends nothing', async () => {
       const key = `wf-${randomUUID()}/activity-1`;
-      const first = await email.send(body(), caller, { idempotencyKey: key });
-      const second = await email.send(body(), caller, { idempotencyKey: key });
+      const first = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
+      const second = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
       assert.deepEqual(second, first);
       assert.equal(fake.received.length, 1);
       assert.equal(await database.db.collection('emails').countDocuments({ idempotency_key: key }), 1);
@@ -83,7 +84,7 @@ describe('email service core', () => {
       const key = `wf-${randomUUID()}/activity-1`;
       fake.delayMs = 100;
       const results = await Promise.allSettled(
-        [1, 2, 3].map(() => email.send(body(), caller, { idempotencyKey: key })),
+        [1, 2, 3].map(() => email.send(body(), authenticatedAs(caller), { idempotencyKey: key })),
       );
       const fulfilled = results.filter((r) => r.status === 'fulfilled');
       const rejected = results.filter((r) => r.status === 'rejected');
@@ -96,7 +97,7 @@ describe('email service core', () => {
       assert.equal(fake.received.length, 1);
       assert.equal(await database.db.collection('emails').countDocuments({ idempotency_key: key }), 1);
       // Once done, a retry gets the result without sending.
-      const again = await email.send(body(), caller, { idempotencyKey: key });
+      const again = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
       assert.equal(again.email_id, fulfilled[0]!.value.email_id);
       assert.equal(fake.received.length, 1);
     });
@@ -104,13 +105,13 @@ describe('email service core', () => {
     it('a transient failure leaves the record pending; the retry reuses it and sends', async () => {
       const key = `wf-${randomUUID()}/activity-2`;
       fake.plan(503);
-      const err = await failure(email.send(body(), caller, { idempotencyKey: key }));
+      const err = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       assert.equal(err.kind, 'transient');
       const pending = await byKey(key);
       assert.equal(pending?.['status'], 'pending');
       assert.match(String(pending?.['error']), /^email provider unavailable/);
 
-      const retried = await email.send(body(), caller, { idempotencyKey: key });
+      const retried = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
       assert.equal(retried.email_id, pending?.['email_id']);
       const sent = await record(retried.email_id);
       assert.equal(sent?.['status'], 'sent');
@@ -122,9 +123,9 @@ describe('email service core', () => {
     it('a provider rejection is final: failed record, the retry answers the same error without sending', async () => {
       const key = `wf-${randomUUID()}/activity-3`;
       fake.plan(400);
-      const first = await failure(email.send(body(), caller, { idempotencyKey: key }));
+      const first = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       assert.equal(first.kind, 'provider_rejected');
-      const again = await failure(email.send(body(), caller, { idempotencyKey: key }));
+      const again = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       assert.equal(again.kind, 'provider_rejected');
       assert.equal(again.message, first.message);
       assert.equal(fake.received.length, 1);
@@ -133,19 +134,19 @@ describe('email service core', () => {
     it('markFailed finalises a pending keyed send; later calls do not send', async () => {
       const key = `wf-${randomUUID()}/activity-4`;
       fake.plan('network-error');
-      await failure(email.send(body(), caller, { idempotencyKey: key }));
+      await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       await email.markFailed(key, 'gave up after 5 attempts');
       const failed = await byKey(key);
       assert.equal(failed?.['status'], 'failed');
       assert.equal(failed?.['error'], 'gave up after 5 attempts');
-      const err = await failure(email.send(body(), caller, { idempotencyKey: key }));
+      const err = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       assert.equal(err.message, 'gave up after 5 attempts');
       assert.equal(fake.received.length, 1);
     });
 
     it('markFailed never overrides a sent record, and ignores unknown keys', async () => {
       const key = `wf-${randomUUID()}/activity-5`;
-      const sent = await email.send(body(), caller, { idempotencyKey: key });
+      const sent = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
       await email.markFailed(key, 'too late');
       assert.equal((await record(sent.email_id))?.['status'], 'sent');
       await email.markFailed(`unknown-${randomUUID()}`, 'whatever');
@@ -154,7 +155,7 @@ describe('email service core', () => {
 
   describe('status machine', () => {
     it('concurrent out-of-order events converge on the furthest status', async () => {
-      const sent = await email.send(body(), caller);
+      const sent = await email.send(body(), authenticatedAs(caller));
       const records = recordStore(database.db);
       const events = ['delivered', 'opened', 'delivered', 'clicked', 'delivered', 'opened'] as const;
       await Promise.all(events.map((e) => records.applyEvent({ email_id: sent.email_id }, e)));
@@ -167,7 +168,7 @@ describe('email service core', () => {
 
     it('a late "sent" never moves a delivered record back, but keeps the provider id', async () => {
       const records = recordStore(database.db);
-      const sent = await email.send(body(), caller);
+      const sent = await email.send(body(), authenticatedAs(caller));
       await emails().updateOne({ _id: sent.email_id }, { $set: { status_rank: STATUS_RANK.pending } });
       await records.applyEvent({ email_id: sent.email_id }, 'delivered');
       await records.markSent(sent.email_id, 'late-id');
@@ -178,7 +179,7 @@ describe('email service core', () => {
 
     it('failed is terminal for delivery; an open still sets the flag', async () => {
       fake.plan(400);
-      await failure(email.send(body('will fail'), caller));
+      await failure(email.send(body('will fail'), authenticatedAs(caller)));
       const failed = await database.db.collection('emails').findOne({ subject: 'will fail' });
       const records = recordStore(database.db);
       await records.applyEvent({ email_id: String(failed?.['email_id']) }, 'delivered');
@@ -190,7 +191,7 @@ describe('email service core', () => {
     });
 
     it('first-event times are kept ($min), time follows the latest open', async () => {
-      const sent = await email.send(body(), caller);
+      const sent = await email.send(body(), authenticatedAs(caller));
       const records = recordStore(database.db);
       const t1 = new Date(Date.now() - 60_000);
       const t2 = new Date();
@@ -201,8 +202,8 @@ describe('email service core', () => {
     });
 
     it('view keys are 46 base64url characters, distinct, and name their record', async () => {
-      const a = await email.send(body(), caller);
-      const b = await email.send(body(), caller);
+      const a = await email.send(body(), authenticatedAs(caller));
+      const b = await email.send(body(), authenticatedAs(caller));
       const keys = [(await record(a.email_id))?.['view_key'], (await record(b.email_id))?.['view_key']];
       for (const k of keys) assert.match(String(k), /^[A-Za-z0-9_-]{46}$/);
       assert.notEqual(keys[0], keys[1]);
@@ -212,8 +213,8 @@ describe('email service core', () => {
 
     it('a bounce outranks an open whatever the order; flags are set either way', async () => {
       const records = recordStore(database.db);
-      const openFirst = await email.send(body(), caller);
-      const bounceFirst = await email.send(body(), caller);
+      const openFirst = await email.send(body(), authenticatedAs(caller));
+      const bounceFirst = await email.send(body(), authenticatedAs(caller));
       await records.applyEvent({ email_id: openFirst.email_id }, 'opened');
       await records.applyEvent({ email_id: openFirst.email_id }, 'bounced');
       await records.applyEvent({ email_id: bounceFirst.email_id }, 'bounced');
@@ -228,7 +229,7 @@ describe('email service core', () => {
 
     it('markFailed only fails a pending record', async () => {
       const records = recordStore(database.db);
-      const sent = await email.send(body(), caller);
+      const sent = await email.send(body(), authenticatedAs(caller));
       assert.equal(await records.markFailed(sent.email_id, 'too late', 'transient'), false);
       const stored = await record(sent.email_id);
       assert.equal(stored?.['status'], 'sent');

@@ -19,6 +19,8 @@ import { toStatus } from './status-view.ts';
 import { recordEvent, recordOpen } from './tracking.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
+import { assertSignupShape } from './signup-guard.ts';
+import { signupLimits } from './signup-limits.ts';
 
 /**
  * The email core, composed: validate → authorise → fetch attachments → the
@@ -62,15 +64,23 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   const handleWebhook = createWebhookHandler({
     records,
     publicKey: config.sendgrid.webhookPublicKey,
+    allowUnsigned: config.sendgrid.webhookAllowUnsigned,
     logger,
   });
 
-  const send: EmailService['send'] = async (body, caller, options = {}) => {
+  const limits = signupLimits(db, config.signup, logger);
+
+  const send: EmailService['send'] = async (body, principal, options = {}) => {
     // Authorise first: unauthenticated callers get 401, not details about their payload.
     const templateId =
       isPlainObject(body) && typeof body['template_id'] === 'string' ? body['template_id'] : '';
-    const identity = authorizeSend(caller, getTemplate(templateId)?.requiresAuth ?? true);
+    const template = getTemplate(templateId);
+    const identity = authorizeSend(principal, template?.requiresAuth ?? true);
     const input = validateSendBody(body, config.blockedEmailDomains);
+    if (!principal.authenticated && template) {
+      assertSignupShape(input, template, config.signup.linkOrigins);
+      await limits.consume(input.to[0]!.email, principal.clientIp);
+    }
     const attachments = await resolveAttachments(input.attachments, fetcher);
     return deliver(input, attachments, identity, options.idempotencyKey);
   };
@@ -82,12 +92,12 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
 
     send,
 
-    sendBulk(body, caller) {
-      return sendBulk({ send: (item, c) => send(item, c), logger }, body, caller);
+    sendBulk(body, principal) {
+      return sendBulk({ send: (item, p) => send(item, p), logger }, body, principal);
     },
 
-    async getStatus(emailId, caller) {
-      const identity = authorizeStatus(caller);
+    async getStatus(emailId, principal) {
+      const identity = authorizeStatus(principal);
       const notFound = new MailroomError('not_found', EMAIL_NOT_FOUND);
       if (!isUuid(emailId)) throw notFound;
       const record = await records.findById(emailId.toLowerCase());

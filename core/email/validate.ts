@@ -1,6 +1,6 @@
 import { MailroomError } from '../errors.ts';
 import { getTemplate } from '../../templates/index.ts';
-import { isPlainObject, parse } from '../validation.ts';
+import { hasControlCharacters, isPlainObject, parse } from '../validation.ts';
 import {
   dedupeRecipients,
   isBlockedDomain,
@@ -87,6 +87,9 @@ function checkAttachments(attachments: SendBody['attachments']): AttachmentInput
   if (list.length > MAX_ATTACHMENTS) throw fail(msg.TOO_MANY_ATTACHMENTS);
   let total = 0;
   return list.map((a, i) => {
+    // They become MIME headers at the provider: CR/LF would inject headers.
+    if (hasControlCharacters(a.filename ?? '') || hasControlCharacters(a.contentType ?? ''))
+      throw fail(msg.attachmentControlCharacters(i));
     const hasContent = a.content !== undefined;
     const hasPath = a.path !== undefined;
     if (hasContent && hasPath) throw fail(msg.ATTACHMENT_CONTENT_AND_PATH);

@@ -1,7 +1,12 @@
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import { MailroomError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { INVALID_WEBHOOK_SIGNATURE, WEBHOOK_BODY_NOT_ARRAY } from './messages.ts';
+import {
+  INVALID_WEBHOOK_SIGNATURE,
+  WEBHOOK_BODY_NOT_ARRAY,
+  WEBHOOK_NOT_CONFIGURED,
+  WEBHOOK_TIMESTAMP_OUTSIDE_WINDOW,
+} from './messages.ts';
 import { isUuid } from '../identity.ts';
 import type { TrackedEvent } from './record.ts';
 import type { RecordStore } from './record-store.ts';
@@ -11,7 +16,10 @@ import type { RecordStore } from './record-store.ts';
  *
  * With SENDGRID_WEBHOOK_PUBLIC_KEY set, every request must carry a valid
  * ECDSA signature over `timestamp + raw body` (SendGrid's "Signed Event
- * Webhook"); without it the webhook is open (fine for dev, not production).
+ * Webhook") and a timestamp within REPLAY_WINDOW_SECONDS of now, so a
+ * captured request cannot be replayed later. Without a key the webhook
+ * refuses events (503) unless SENDGRID_WEBHOOK_ALLOW_UNSIGNED=true (dev):
+ * otherwise any recipient could mark their email bounced.
  * Events find their record through the `email_id` custom arg every send sets
  * (SendGrid puts custom args at the top level of each event): the record's
  * `_id`, so each event is one primary-key update. Unknown ids and
@@ -38,18 +46,27 @@ const header = (headers: Headers, name: string): string | undefined => {
   return Array.isArray(found) ? found[0] : found;
 };
 
+/** How far a signed request's timestamp may be from now (SendGrid sends at once; clocks drift a little). */
+export const REPLAY_WINDOW_SECONDS = 600;
+
 export function createWebhookHandler(deps: {
   records: RecordStore;
   publicKey: string | undefined;
+  allowUnsigned: boolean;
   logger: Logger;
 }) {
   const verifier = new EventWebhook();
   const key = deps.publicKey ? verifier.convertPublicKeyToECDSA(deps.publicKey) : undefined;
 
   function verify(rawBody: string, headers: Headers): void {
-    if (!key) return;
+    if (!key) {
+      if (deps.allowUnsigned) return;
+      throw new MailroomError('unavailable', WEBHOOK_NOT_CONFIGURED);
+    }
     const signature = header(headers, SIGNATURE_HEADER);
     const timestamp = header(headers, TIMESTAMP_HEADER);
+    if (timestamp !== undefined && !withinReplayWindow(timestamp))
+      throw new MailroomError('unauthorized', WEBHOOK_TIMESTAMP_OUTSIDE_WINDOW);
     let valid = false;
     if (signature && timestamp) {
       try {
@@ -59,6 +76,11 @@ export function createWebhookHandler(deps: {
       }
     }
     if (!valid) throw new MailroomError('unauthorized', INVALID_WEBHOOK_SIGNATURE);
+  }
+
+  function withinReplayWindow(timestamp: string): boolean {
+    const seconds = Number(timestamp);
+    return Number.isFinite(seconds) && Math.abs(Date.now() / 1000 - seconds) <= REPLAY_WINDOW_SECONDS;
   }
 
   return async function handleSendGridWebhook(

@@ -1,4 +1,5 @@
 import type { TObject } from '@sinclair/typebox';
+import type { IdentityField } from '../identity.ts';
 
 /**
  * What the gateway needs to know of a workflow to start it and report on it.
@@ -17,6 +18,12 @@ export interface WorkflowDefinition {
   normalize?: (body: Record<string, unknown>) => Record<string, unknown>;
   /** What `result.result` holds when the run completed. */
   result: TObject;
+  /**
+   * Input keys that name the caller (the run acts as them). Omitted in a
+   * body, they are filled from the authenticated caller; one that contradicts
+   * the caller is refused (403).
+   */
+  identityFields?: Partial<Record<IdentityField, string>>;
   /** One line for the API reference: what the workflow does. */
   description: string;
 }

@@ -16,7 +16,8 @@ export const BODY_NOT_OBJECT = 'request body must be a JSON object';
 export const IDEMPOTENCY_KEY_INVALID = 'Idempotency-Key must be at most 255 printable characters';
 export const conflictingFields = (alias: string, canonical: string): string =>
   `conflicting fields: ${alias} and ${canonical}`;
-export const invalidHeader = (header: string): string => `invalid ${header} header`;
+export const notTheCaller = (key: string): string => `${key} does not match the authenticated caller`;
+export const RUN_ID_TOO_LONG = 'runId must be at most 255 characters';
 
 /** 500s carry the cause ("message carries the cause"). */
 export const failedTo = (

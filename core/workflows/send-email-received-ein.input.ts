@@ -3,12 +3,15 @@ import type { WorkflowDefinition } from './definition.ts';
 import { EIN_ACTION_VALUES, type EinAction } from './ein-actions.ts';
 import { conflictingFields } from './messages.ts';
 import { MailroomError } from '../errors.ts';
+import { MAX_RECIPIENTS } from '../email/schema.ts';
 
 /**
  * POST /api/workflow/send-email-received-ein body, after normalizeEinInput.
  * The three identity ids must be UUIDs: the email service authorises EIN
  * templates with them, so a non-UUID is refused here (400) instead of
- * failing the run later.
+ * failing the run later. They name the caller: omitted, they are the
+ * authenticated caller's; different from the caller's → 403. Recipients and
+ * ccs are bounded like an email's (50 each).
  */
 export const SendEmailReceivedEinInput = Type.Object({
   userId: Type.String({ format: 'uuid' }),
@@ -23,9 +26,14 @@ export const SendEmailReceivedEinInput = Type.Object({
     }),
   ),
   recipientName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  recipients: Type.Array(Type.String({ format: 'email' }), { minItems: 1 }),
+  recipients: Type.Array(Type.String({ format: 'email', maxLength: 320 }), {
+    minItems: 1,
+    maxItems: MAX_RECIPIENTS,
+  }),
   resource_id_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  ccs: Type.Optional(Type.Array(Type.String({ format: 'email' }))),
+  ccs: Type.Optional(
+    Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: MAX_RECIPIENTS }),
+  ),
 });
 
 export type SendEmailReceivedEinInput = Static<typeof SendEmailReceivedEinInput>;
@@ -72,6 +80,7 @@ export const sendEmailReceivedEin: WorkflowDefinition = {
   input: SendEmailReceivedEinInput,
   normalize: normalizeEinInput,
   result: SendEmailReceivedEinResult,
+  identityFields: { companyId: 'companyId', organizationId: 'organizationId', userId: 'userId' },
   description:
     'Sends the notification `emailAction` selects to `recipients` (cc `ccs`) on behalf of the company.',
 };

@@ -11,7 +11,7 @@ const welcome = findWorkflow('send-welcome-email')!;
 
 function rejects(def: typeof ein, body: unknown): string {
   try {
-    validateWorkflowInput(def, body);
+    validateWorkflowInput(def, body, {});
   } catch (err) {
     assert.ok(isMailroomError(err));
     assert.equal(err.kind, 'validation');
@@ -37,24 +37,32 @@ describe('validateWorkflowInput', () => {
   const ids = { userId: randomUUID(), companyId: randomUUID(), organizationId: randomUUID() };
 
   it('accepts snake_case and camelCase spellings and returns camelCase keys', () => {
-    const snake = validateWorkflowInput(ein, {
-      user_id: ids.userId,
-      company_id: ids.companyId,
-      organization_id: ids.organizationId,
-      email_action: 'ein-received',
-      recipient_name: 'Grace',
-      recipients: ['a@example.com'],
-      resource_id_ref: 'r1',
-      ccs: ['b@example.com'],
-    });
-    const camel = validateWorkflowInput(ein, {
-      ...ids,
-      emailAction: 'ein-received',
-      recipientName: 'Grace',
-      recipients: ['a@example.com'],
-      resource_id_ref: 'r1',
-      ccs: ['b@example.com'],
-    });
+    const snake = validateWorkflowInput(
+      ein,
+      {
+        user_id: ids.userId,
+        company_id: ids.companyId,
+        organization_id: ids.organizationId,
+        email_action: 'ein-received',
+        recipient_name: 'Grace',
+        recipients: ['a@example.com'],
+        resource_id_ref: 'r1',
+        ccs: ['b@example.com'],
+      },
+      {},
+    );
+    const camel = validateWorkflowInput(
+      ein,
+      {
+        ...ids,
+        emailAction: 'ein-received',
+        recipientName: 'Grace',
+        recipients: ['a@example.com'],
+        resource_id_ref: 'r1',
+        ccs: ['b@example.com'],
+      },
+      {},
+    );
     assert.deepEqual(snake, camel);
     assert.deepEqual(Object.keys(snake).sort(), [
       'ccs',
@@ -70,13 +78,13 @@ describe('validateWorkflowInput', () => {
 
   it('accepts the same value under both spellings, refuses different ones', () => {
     const body = { ...ids, user_id: ids.userId, emailAction: 'ein-verified', recipients: ['a@example.com'] };
-    assert.equal(validateWorkflowInput(ein, body)['userId'], ids.userId);
+    assert.equal(validateWorkflowInput(ein, body, {})['userId'], ids.userId);
     assert.equal(rejects(ein, { ...body, user_id: randomUUID() }), 'conflicting fields: user_id and userId');
   });
 
   it('accepts every listed emailAction and names them all when refusing another', () => {
     for (const emailAction of EIN_ACTION_VALUES) {
-      validateWorkflowInput(ein, { ...ids, emailAction, recipients: ['a@example.com'] });
+      validateWorkflowInput(ein, { ...ids, emailAction, recipients: ['a@example.com'] }, {});
     }
     assert.equal(
       rejects(ein, { ...ids, emailAction: 'ein-lost', recipients: ['a@example.com'] }),
@@ -93,7 +101,7 @@ describe('validateWorkflowInput', () => {
   });
 
   it('drops keys the workflow does not read', () => {
-    assert.deepEqual(validateWorkflowInput(welcome, { userId: 'u1', extra: 1 }), { userId: 'u1' });
+    assert.deepEqual(validateWorkflowInput(welcome, { userId: 'u1', extra: 1 }, {}), { userId: 'u1' });
   });
 
   it('does not modify the caller’s body', () => {
@@ -105,7 +113,7 @@ describe('validateWorkflowInput', () => {
       recipients: ['a@example.com'],
     };
     const copy = structuredClone(body);
-    validateWorkflowInput(ein, body);
+    validateWorkflowInput(ein, body, {});
     assert.deepEqual(body, copy);
   });
 });

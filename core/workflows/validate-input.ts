@@ -1,17 +1,43 @@
 import { Value } from '@sinclair/typebox/value';
 import { MailroomError } from '../errors.ts';
 import { isPlainObject, parse } from '../validation.ts';
+import type { Caller, IdentityField } from '../identity.ts';
 import type { WorkflowDefinition } from './definition.ts';
-import { BODY_NOT_OBJECT, describeInputProblem } from './messages.ts';
+import { BODY_NOT_OBJECT, describeInputProblem, notTheCaller } from './messages.ts';
 
 /**
  * Validates a trigger body against its workflow's input schema, before any run
  * starts. Unknown keys are dropped so a run's input (what the Web UI shows and
  * the history keeps) holds only what the workflow reads.
  */
-export function validateWorkflowInput(def: WorkflowDefinition, body: unknown): Record<string, unknown> {
+export function validateWorkflowInput(
+  def: WorkflowDefinition,
+  body: unknown,
+  caller: Caller,
+): Record<string, unknown> {
   if (!isPlainObject(body)) throw new MailroomError('validation', BODY_NOT_OBJECT);
-  const normalized = def.normalize ? def.normalize(body) : { ...body };
+  const normalized = actAsCaller(def, def.normalize ? def.normalize(body) : { ...body }, caller);
   const input = Value.Clean(def.input, normalized) as Record<string, unknown>;
   return parse(def.input, input, describeInputProblem);
+}
+
+/**
+ * The run acts as its caller: identity keys the body omits are the caller's;
+ * one the body names differently is refused, so nobody sends as another
+ * company or user by writing their ids into a body.
+ */
+function actAsCaller(
+  def: WorkflowDefinition,
+  body: Record<string, unknown>,
+  caller: Caller,
+): Record<string, unknown> {
+  for (const [field, key] of Object.entries(def.identityFields ?? {}) as Array<[IdentityField, string]>) {
+    const own = caller[field];
+    if (own === undefined) continue;
+    const named = body[key];
+    if (named === undefined || named === null || named === '') body[key] = own;
+    else if (typeof named !== 'string' || named.toLowerCase() !== own.toLowerCase())
+      throw new MailroomError('forbidden', notTheCaller(key));
+  }
+  return body;
 }

@@ -1,4 +1,4 @@
-import { defineTemplate, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, requiredLink, requiredText, variablesSchema } from '../define.ts';
 
 export default defineTemplate({
   id: 'batch-invoice',
@@ -10,6 +10,6 @@ export default defineTemplate({
     AUTHOR_NAME: requiredText('Company or person issuing the invoices; shown as the sender'),
     INVOICE_COUNT: requiredText('Number of invoices, e.g. "3"'),
     AMOUNT_TOTAL: requiredText('Total of all invoices, already formatted with currency'),
-    INVOICES_URL: requiredText('http(s) link listing the invoices'),
+    INVOICES_URL: requiredLink('http(s) link listing the invoices'),
   }),
 });

@@ -1,4 +1,4 @@
-import { defineTemplate, optionalText, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, optionalText, requiredLink, requiredText, variablesSchema } from '../define.ts';
 
 /** One of the three emails of the send-email-received-ein workflow (its `emailAction` picks one). */
 export default defineTemplate({
@@ -8,7 +8,7 @@ export default defineTemplate({
   requiresAuth: true,
   variables: variablesSchema({
     RECIPIENT_NAME: requiredText('Name of the person who submitted the EIN'),
-    DASHBOARD_URL: requiredText('http(s) link to the account dashboard'),
+    DASHBOARD_URL: requiredLink('http(s) link to the account dashboard'),
     REFERENCE_ID: optionalText('Reference of the review, shown when present'),
   }),
 });

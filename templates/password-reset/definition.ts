@@ -1,4 +1,4 @@
-import { defineTemplate, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, requiredLink, requiredText, variablesSchema } from '../define.ts';
 
 export default defineTemplate({
   id: 'password-reset',
@@ -7,7 +7,7 @@ export default defineTemplate({
   requiresAuth: false,
   variables: variablesSchema({
     USER_NAME: requiredText('Name of the account holder'),
-    RESET_URL: requiredText('http(s) link that opens the reset form'),
+    RESET_URL: requiredLink('http(s) link that opens the reset form'),
     EXPIRY_TIME: requiredText('How long the link stays valid, e.g. "30 minutes"'),
     REQUEST_IP: requiredText('IP address the request came from'),
     REQUEST_LOCATION: requiredText('Approximate location of the request, e.g. "Berlin, Germany"'),

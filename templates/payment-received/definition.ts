@@ -1,4 +1,4 @@
-import { defineTemplate, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, requiredLink, requiredText, variablesSchema } from '../define.ts';
 
 export default defineTemplate({
   id: 'payment-received',
@@ -11,6 +11,6 @@ export default defineTemplate({
     AMOUNT_PAID: requiredText('Amount paid, already formatted with currency'),
     PAYMENT_DATE: requiredText('Date of the payment, already formatted'),
     PAYMENT_METHOD: requiredText('How it was paid, e.g. "Visa ending in 4242"'),
-    RECEIPT_URL: requiredText('http(s) link to the receipt'),
+    RECEIPT_URL: requiredLink('http(s) link to the receipt'),
   }),
 });

@@ -1,4 +1,4 @@
-import { defineTemplate, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, requiredLink, requiredText, variablesSchema } from '../define.ts';
 
 export default defineTemplate({
   id: 'payment-reminder',
@@ -12,6 +12,6 @@ export default defineTemplate({
     AMOUNT_DUE: requiredText('Amount still due, already formatted with currency'),
     DUE_DATE: requiredText('Original due date, already formatted'),
     DAYS_OVERDUE: requiredText('Days past the due date, e.g. "7"'),
-    INVOICE_URL: requiredText('http(s) link to view and pay the invoice'),
+    INVOICE_URL: requiredLink('http(s) link to view and pay the invoice'),
   }),
 });

@@ -1,4 +1,4 @@
-import { defineTemplate, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, requiredLink, requiredText, variablesSchema } from '../define.ts';
 
 export default defineTemplate({
   id: 'welcome',
@@ -7,7 +7,7 @@ export default defineTemplate({
   requiresAuth: false,
   variables: variablesSchema({
     USER_NAME: requiredText('Name of the new user'),
-    LOGIN_URL: requiredText('http(s) link to the sign-in page'),
+    LOGIN_URL: requiredLink('http(s) link to the sign-in page'),
     SUPPORT_EMAIL: requiredText('Address users can write to for help'),
   }),
 });

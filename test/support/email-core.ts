@@ -3,6 +3,7 @@ import { connectDatabase, type Database } from '../../core/db.ts';
 import type { EmailService } from '../../core/email/contract.ts';
 import { createEmailService, type EmailServiceDeps } from '../../core/email/service.ts';
 import { createLogger, type Logger } from '../../core/logger.ts';
+import { keyStore, type KeyStore } from '../../core/api-keys/key-store.ts';
 import { mongoUri, TEST_SECRET, uniqueName } from './env.ts';
 import { FakeSendGrid } from './fake-sendgrid.ts';
 
@@ -17,6 +18,7 @@ export interface EmailCore {
   config: Config;
   logger: Logger;
   email: EmailService;
+  keys: KeyStore;
   close(): Promise<void>;
 }
 
@@ -44,13 +46,20 @@ export async function startEmailCore(options: EmailCoreOptions = {}): Promise<Em
     EMAIL_FROM: 'Mailroom <no-reply@mailroom.test>',
     LOG_LEVEL: 'silent',
     MAILROOM_SECRET: TEST_SECRET,
+    // The route tests written against the identity headers run behind a "trusted
+    // proxy"; test/auth tests run AUTH_MODE=api-key (the default) explicitly.
+    AUTH_MODE: 'trusted-headers',
+    // The links of the sample signup emails (test/support/sample-emails.ts).
+    SIGNUP_LINK_ORIGINS: 'https://app.example,https://app.example.com',
     ...options.env,
   });
   const logger = createLogger('test', config);
   const email = createEmailService({ db: database.db, config, logger, ...options.service });
   await email.ensureIndexes();
+  const keys = keyStore(database.db, logger);
   return {
     fake,
+    keys,
     database,
     config,
     logger,

@@ -9,6 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Config } from '../../core/config.ts';
+import { authenticatedAs } from '../../core/identity.ts';
+import type { KeyStore } from '../../core/api-keys/key-store.ts';
 import type { Database } from '../../core/db.ts';
 import type { EmailService, EmailStatus } from '../../core/email/contract.ts';
 import { createApp } from '../../api/app.ts';
@@ -32,15 +34,19 @@ export class WorkflowHarness {
   config!: Config;
   database!: Database;
   email!: EmailService;
+  keys!: KeyStore;
   fake!: FakeSendGrid;
   temporal!: Client;
   baseUrl = '';
   /**
-   * Sent as `X-User-Id` with every trigger (unless a test sets its own): the
-   * welcome email is then recorded under this user, so tests read it back
-   * through the email service's public getStatus like its owner would.
+   * Sent as `X-Company-Id` / `X-User-Id` with every request (unless a test
+   * sets its own): runs belong to this company, and the welcome email is
+   * recorded under this user, so tests read it back through the email
+   * service's public getStatus like its owner would.
    */
-  readonly caller = { userId: randomUUID() };
+  readonly caller = { companyId: randomUUID(), userId: randomUUID() };
+  /** The identity headers every request carries (AUTH_MODE=trusted-headers), unless a test overrides them. */
+  readonly identityHeaders = { 'x-company-id': this.caller.companyId, 'x-user-id': this.caller.userId };
   private connection!: Connection;
   private server!: { url: string; close(): Promise<void> };
   private http!: HttpClient;
@@ -54,10 +60,17 @@ export class WorkflowHarness {
         TEMPORAL_ADDRESS: temporalAddress(),
         TEMPORAL_NAMESPACE: temporalNamespace(),
         TEMPORAL_TASK_QUEUE: this.taskQueue,
+        AUTH_MODE: 'trusted-headers',
         ...env,
       },
     });
-    ({ config: this.config, database: this.database, email: this.email, fake: this.fake } = this.core);
+    ({
+      config: this.config,
+      database: this.database,
+      email: this.email,
+      fake: this.fake,
+      keys: this.keys,
+    } = this.core);
     this.connection = await Connection.connect({ address: temporalAddress() });
     this.temporal = new Client({ connection: this.connection, namespace: temporalNamespace() });
     const app = createApp({ ...this.core, db: this.database.db, temporal: this.temporal });
@@ -121,14 +134,14 @@ export class WorkflowHarness {
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<HttpAnswer> {
-    return this.http.request(method, path, body, headers);
+    const own = Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
+    );
+    return this.http.request(method, path, body, { ...this.identityHeaders, ...own });
   }
 
   trigger(name: string, body: unknown, headers: Record<string, string> = {}) {
-    return this.request('POST', `/api/workflow/${name}`, body, {
-      'X-User-Id': this.caller.userId,
-      ...headers,
-    });
+    return this.request('POST', `/api/workflow/${name}`, body, headers);
   }
 
   /**
@@ -142,7 +155,7 @@ export class WorkflowHarness {
     const record = await this.database.db
       .collection<{ email_id: string }>('emails')
       .findOne({ recipient_email: address }, { projection: { email_id: 1 } });
-    return record ? this.email.getStatus(record.email_id, caller) : undefined;
+    return record ? this.email.getStatus(record.email_id, authenticatedAs(caller)) : undefined;
   }
 
   async status(name: string, runId: string): Promise<{ status: number; body: RunBody }> {

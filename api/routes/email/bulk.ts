@@ -1,6 +1,6 @@
 import { BulkBodySchema, BulkResponseSchema } from '../../../core/email/schema.ts';
 import { defineRoute, failure } from '../../route.ts';
-import { sendRequest } from './send-request.ts';
+import { SEND_AUTH_FAILURES, sendRequest } from './send-request.ts';
 
 /** POST /api/email/bulk → 200 with per-item results, also when some items failed. */
 export const bulkRoute = defineRoute({
@@ -12,9 +12,9 @@ export const bulkRoute = defineRoute({
   responses: {
     200: { description: 'One result per item, in request order.', schema: BulkResponseSchema },
     400: failure('Invalid envelope.'),
-    401: failure('Malformed identity headers.'),
+    ...SEND_AUTH_FAILURES,
   },
   async handler(ctx, { email }) {
-    ctx.body = await email.sendBulk(ctx.request.body, ctx.state.caller);
+    ctx.body = await email.sendBulk(ctx.request.body, ctx.state.principal);
   },
 });

@@ -7,12 +7,23 @@ import { failure, type RouteSpec } from '../../route.ts';
  */
 export const SEND_BODY_LIMIT = '45mb';
 
-/** What send and bulk declare alike: the identity headers and a large JSON body of `schema`. */
+/**
+ * What send and bulk declare alike: the `email:send` scope, open to
+ * unauthenticated callers for the signup templates (narrowed by the core),
+ * and a large JSON body of `schema`.
+ */
 export const sendRequest = (schema: TSchema) =>
   ({
     tag: 'email',
-    identity: 'headers',
+    auth: { scope: 'email:send', anonymous: true },
     body: { schema, limit: SEND_BODY_LIMIT },
   }) as const satisfies Partial<RouteSpec>;
+
+/** The answers send and bulk share about who is calling. */
+export const SEND_AUTH_FAILURES = {
+  401: failure('No valid API key or identity headers (a template other than the signup ones).'),
+  403: failure('The API key lacks the email:send scope.'),
+  429: failure('Too many unauthenticated signup sends to this address or from this client; see Retry-After.'),
+};
 
 export const INVALID_PAYLOAD = failure('Invalid payload.');

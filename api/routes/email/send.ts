@@ -1,6 +1,6 @@
 import { SendBodySchema, SendResponseSchema } from '../../../core/email/schema.ts';
 import { defineRoute, failure } from '../../route.ts';
-import { INVALID_PAYLOAD, sendRequest } from './send-request.ts';
+import { INVALID_PAYLOAD, SEND_AUTH_FAILURES, sendRequest } from './send-request.ts';
 
 /** POST /api/email/send → 200 `{ success, email_id, provider_id, message }`. */
 export const sendRoute = defineRoute({
@@ -12,11 +12,11 @@ export const sendRoute = defineRoute({
   responses: {
     200: { description: 'Sent: the record is `sent`.', schema: SendResponseSchema },
     400: INVALID_PAYLOAD,
-    401: failure('Missing or invalid identity.'),
+    ...SEND_AUTH_FAILURES,
     500: failure('Not configured, or the provider failed.'),
   },
   async handler(ctx, { email }) {
-    const result = await email.send(ctx.request.body, ctx.state.caller);
+    const result = await email.send(ctx.request.body, ctx.state.principal);
     ctx.body = { success: true, ...result };
   },
 });

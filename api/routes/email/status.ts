@@ -9,15 +9,16 @@ export const statusRoute = defineRoute({
   operationId: 'getEmailStatus',
   summary: "One email record's status",
   tag: 'email',
-  identity: 'headers',
+  auth: { scope: 'email:read', identityFromKey: true },
   params: Type.Object({ email_id: Type.String({ format: 'uuid' }) }),
   responses: {
     200: { description: 'The record.', schema: StatusResponseSchema },
-    401: failure('No valid `X-User-Id`.'),
+    401: failure('No valid API key, or no valid `X-User-Id`.'),
+    403: failure('The API key lacks the email:read scope.'),
     404: failure('Unknown, malformed or not visible to the caller.'),
   },
   async handler(ctx, { email }) {
-    const data = await email.getStatus(ctx.params['email_id'] ?? '', ctx.state.caller);
+    const data = await email.getStatus(ctx.params['email_id'] ?? '', ctx.state.principal);
     ctx.body = { success: true, data };
   },
 });

@@ -45,7 +45,7 @@ export const trackEventRoute = defineRoute({
   operationId: 'trackEvent',
   summary: 'Record a delivered, opened or clicked event',
   tag: 'email',
-  body: { schema: TrackBodySchema, limit: '45mb' },
+  body: { schema: TrackBodySchema, limit: '16kb' },
   responses: {
     200: { description: 'Recorded.', schema: OkResponseSchema },
     400: failure('Invalid payload or event_type.'),

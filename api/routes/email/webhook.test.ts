@@ -31,10 +31,10 @@ describe('POST /api/email/webhooks/sendgrid', () => {
 
   async function deliverEvents(
     events: unknown[],
-    opts: { key?: KeyObject; tamper?: boolean; omit?: boolean } = {},
+    opts: { key?: KeyObject; tamper?: boolean; omit?: boolean; ageSeconds?: number } = {},
   ) {
     const body = JSON.stringify(events);
-    const timestamp = String(Math.floor(Date.now() / 1000));
+    const timestamp = String(Math.floor(Date.now() / 1000) - (opts.ageSeconds ?? 0));
     const signature = signPayload(opts.key ?? privateKey, timestamp, body);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (!opts.omit) {
@@ -55,6 +55,18 @@ describe('POST /api/email/webhooks/sendgrid', () => {
     sg_event_id: randomUUID(),
     sg_message_id: 'abc.filter0001',
     email_id,
+  });
+
+  it('refuses a correctly signed request whose timestamp is outside ±10 minutes (replay)', async () => {
+    const id = await sendOne();
+    for (const ageSeconds of [11 * 60, -11 * 60, Math.floor(Date.now() / 1000) - 978_307_200]) {
+      const res = await deliverEvents([event(id, 'bounce')], { ageSeconds });
+      assert.equal(res.status, 401, String(ageSeconds));
+      assert.deepEqual(res.body, { success: false, error: 'webhook timestamp outside the allowed window.' });
+    }
+    assert.equal((await record(id))?.status, 'sent');
+    const fresh = await deliverEvents([event(id, 'delivered')], { ageSeconds: 5 * 60 });
+    assert.equal(fresh.status, 200);
   });
 
   it('accepts a correctly signed batch and applies delivered', async () => {
@@ -155,6 +167,22 @@ describe('POST /api/email/webhooks/sendgrid', () => {
 
 describe('POST /api/email/webhooks/sendgrid without a configured public key', () => {
   const app = useEmailApp();
+
+  it('refuses events with 503 and changes nothing', async () => {
+    const sent = await app.post('/api/email/send', invoiceBody());
+    const id = String(sent.body['email_id']);
+    const res = await app.post('/api/email/webhooks/sendgrid', [
+      { event: 'bounce', email_id: id, timestamp: 1 },
+    ]);
+    assert.equal(res.status, 503);
+    assert.match(String(res.body['error']), /^webhook not configured/);
+    const data = (await app.get(`/api/email/status/${id}`)).body['data'] as Record<string, unknown>;
+    assert.equal(data['status'], 'sent');
+  });
+});
+
+describe('POST /api/email/webhooks/sendgrid with SENDGRID_WEBHOOK_ALLOW_UNSIGNED=true', () => {
+  const app = useEmailApp({ env: { SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true' } });
 
   it('applies unsigned events (development setup)', async () => {
     const sent = await app.post('/api/email/send', invoiceBody());

@@ -6,17 +6,21 @@ import { defineRoute, failure } from '../../route.ts';
  * POST /api/email/webhooks/sendgrid: SendGrid's Event Webhook. The signature
  * covers the exact bytes sent, so the core gets the raw body, not the parsed one.
  */
+/** SendGrid posts batches of up to about a thousand events (well under 1 MB); 5 MB leaves room. */
+export const WEBHOOK_BODY_LIMIT = '5mb';
+
 export const webhookRoute = defineRoute({
   method: 'post',
   path: '/api/email/webhooks/sendgrid',
   operationId: 'sendgridEventWebhook',
   summary: "SendGrid's Event Webhook",
   tag: 'email',
-  body: { schema: Type.Array(Type.Object({}, { additionalProperties: true })), limit: '45mb' },
+  body: { schema: Type.Array(Type.Object({}, { additionalProperties: true })), limit: WEBHOOK_BODY_LIMIT },
   responses: {
     200: { description: 'Events applied (unknown ones ignored).', schema: OkResponseSchema },
     400: failure('Not a JSON array of events.'),
-    401: failure('Invalid signature.'),
+    401: failure('Invalid signature, or a timestamp more than 10 minutes from now.'),
+    503: failure('No SENDGRID_WEBHOOK_PUBLIC_KEY configured (and unsigned events not allowed).'),
   },
   async handler(ctx, { email }) {
     const rawBody = typeof ctx.request.rawBody === 'string' ? ctx.request.rawBody : '';

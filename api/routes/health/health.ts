@@ -74,11 +74,11 @@ export const readyRoute = defineRoute({
 export const healthRoutes = [healthRoute, readyRoute];
 
 export async function checkDependencies(
-  deps: Pick<AppDeps, 'db' | 'temporal' | 'config'>,
+  deps: Pick<AppDeps, 'db' | 'temporal' | 'config' | 'logger'>,
 ): Promise<{ mongodb: CheckResult; temporal: CheckResult }> {
   const [mongodb, temporal] = await Promise.all([
-    check(() => pingDatabase(deps.db)),
-    check(async () => {
+    check('mongodb', deps, () => pingDatabase(deps.db)),
+    check('temporal', deps, async () => {
       // The gRPC deadline ends the call itself a little before check()'s own timer, so
       // no call is left running in the background after /ready has answered.
       const deadline = Date.now() + READY_CHECK_TIMEOUT_MS - 250;
@@ -90,11 +90,20 @@ export async function checkDependencies(
   return { mongodb, temporal };
 }
 
-async function check(probe: () => Promise<unknown>): Promise<CheckResult> {
+/**
+ * One dependency's probe, bounded in time. Callers learn which dependency is
+ * down and in plain words; the driver's own error (addresses, internals) goes
+ * to the log only.
+ */
+async function check(
+  dependency: 'mongodb' | 'temporal',
+  deps: Pick<AppDeps, 'config' | 'logger'>,
+  probe: () => Promise<unknown>,
+): Promise<CheckResult> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new Error(`no answer within ${READY_CHECK_TIMEOUT_MS}ms`)),
+      () => reject(new ProbeTimeout(`no answer within ${READY_CHECK_TIMEOUT_MS}ms`)),
       READY_CHECK_TIMEOUT_MS,
     );
   });
@@ -102,8 +111,18 @@ async function check(probe: () => Promise<unknown>): Promise<CheckResult> {
     await Promise.race([probe(), timeout]);
     return { ok: true };
   } catch (err) {
-    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    deps.logger.warn({ err, dependency }, 'readiness check failed');
+    return { ok: false, error: plainReason(err, deps.config.temporal.namespace) };
   } finally {
     clearTimeout(timer);
   }
 }
+
+function plainReason(err: unknown, namespace: string): string {
+  if (err instanceof ProbeTimeout) return err.message;
+  // gRPC NOT_FOUND from describeNamespace: the server answers, the namespace is missing.
+  if ((err as { code?: unknown } | null)?.code === 5) return `namespace '${namespace}' not found`;
+  return 'unreachable';
+}
+
+class ProbeTimeout extends Error {}

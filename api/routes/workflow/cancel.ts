@@ -2,6 +2,7 @@ import { RUN_ALREADY_CLOSED } from '../../../core/workflows/messages.ts';
 import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
+import { WORKFLOW_AUTH } from './owner.ts';
 import { CancelResponseSchema } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
@@ -16,9 +17,11 @@ export const cancelRoute = defineRoute({
   operationId: 'cancelWorkflowRun',
   summary: 'Request cancellation of a run',
   ...RUN_ROUTE,
+  auth: WORKFLOW_AUTH.cancel,
   responses: {
     202: { description: 'Cancellation requested.', schema: CancelResponseSchema },
     ...RUN_LOOKUP_FAILURES,
+    403: failure('The API key lacks the workflows:cancel scope.'),
     409: failure('The run already closed.'),
     500: failure('Temporal could not be reached.'),
   },

@@ -1,7 +1,8 @@
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
-import { RUN_ID_REQUIRED, RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
+import { RUN_ID_REQUIRED, RUN_ID_TOO_LONG, RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
+import { runOwner, WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { HttpError } from '../../http-error.ts';
 import { failure, type RouteSpec } from '../../route.ts';
 import type { AppContext } from '../../types.ts';
@@ -11,13 +12,13 @@ import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 /** What the routes of one run (GET, DELETE) declare alike: identity, `?runId=`, 400 and 404. */
 export const RUN_ROUTE = {
   tag: 'workflow',
-  identity: 'memo-safe',
   params: WorkflowNameParams,
   query: RunIdQuery,
 } as const satisfies Partial<RouteSpec>;
 
 export const RUN_LOOKUP_FAILURES = {
-  400: failure('No runId.'),
+  400: failure('No runId, or one longer than 255 characters.'),
+  ...WORKFLOW_AUTH_FAILURES,
   404: failure('Unknown workflow or run, or a run of another company.'),
 };
 
@@ -25,29 +26,30 @@ export const RUN_LOOKUP_FAILURES = {
 export async function findRun(ctx: AppContext, temporal: Client) {
   const def = ctx.state.workflow;
   const runId = runIdFromQuery(ctx.query['runId']);
-  return { def, runId, ...(await describeRun(temporal, def, runId, ctx.state.caller)) };
+  return { def, runId, ...(await describeRun(temporal, def, runId, runOwner(ctx.state.principal))) };
 }
 
 /** `?runId=` must be one non-empty string (400 when absent). */
 export function runIdFromQuery(value: string | string[] | undefined): string {
   const runId = Array.isArray(value) ? value[0] : value;
   if (!runId) throw new HttpError(400, RUN_ID_REQUIRED);
+  if (runId.length > 255) throw new HttpError(400, RUN_ID_TOO_LONG);
   return runId;
 }
 
 /**
  * The run with this id, if it is a run of `def` and the caller may see it. A
  * run of another workflow is answered exactly like an unknown one (404) so a
- * path cannot be used to peek at runs of other workflows. A run triggered with
- * `X-Company-Id` belongs to that company: asking without the same header is
- * also 404 (tenant isolation, as for email records). Runs triggered without
- * identity are reachable by their unguessable runId alone.
+ * path cannot be used to peek at runs of other workflows. A run belongs to the
+ * company that triggered it: any other caller (or a run without an owner,
+ * started outside the gateway) gets the same 404 (tenant isolation, as for
+ * email records).
  */
 export async function describeRun(
   temporal: Client,
   def: WorkflowDefinition,
   runId: string,
-  caller: Caller,
+  caller: Caller & { companyId: string },
 ): Promise<{ handle: WorkflowHandle; desc: WorkflowExecutionDescription }> {
   const handle = temporal.workflow.getHandle(runId);
   let desc: WorkflowExecutionDescription;
@@ -58,6 +60,6 @@ export async function describeRun(
   }
   if (desc.type !== def.workflowType) throw new HttpError(404, RUN_NOT_FOUND);
   const owner = (desc.memo?.[CALLER_MEMO_KEY] as Caller | undefined)?.companyId;
-  if (owner !== undefined && owner !== caller.companyId) throw new HttpError(404, RUN_NOT_FOUND);
+  if (owner?.toLowerCase() !== caller.companyId) throw new HttpError(404, RUN_NOT_FOUND);
   return { handle, desc };
 }

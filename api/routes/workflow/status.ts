@@ -2,6 +2,7 @@ import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
 import { viewRun } from './run-status.ts';
+import { WORKFLOW_AUTH } from './owner.ts';
 import { RunResponseSchema } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
@@ -12,9 +13,11 @@ export const statusRoute = defineRoute({
   operationId: 'getWorkflowRun',
   summary: "A run's status and outcome",
   ...RUN_ROUTE,
+  auth: WORKFLOW_AUTH.read,
   responses: {
     200: { description: 'The run.', schema: RunResponseSchema },
     ...RUN_LOOKUP_FAILURES,
+    403: failure('The API key lacks the workflows:read scope.'),
     500: failure('Temporal could not be read.'),
   },
   async handler(ctx, { temporal }) {

@@ -17,9 +17,10 @@ const h = new WorkflowHarness();
 before(() => h.start());
 after(() => h.stop());
 
+/** An EIN body naming the harness's own caller (a body naming anyone else is refused: 403). */
 const ein = () => ({
-  userId: randomUUID(),
-  companyId: randomUUID(),
+  userId: h.caller.userId,
+  companyId: h.caller.companyId,
   organizationId: randomUUID(),
   emailAction: 'ein-verified',
   recipients: ['owner@example.com'],
@@ -46,14 +47,12 @@ describe('POST /api/workflow/:workflowName', () => {
   });
 
   it('lists every missing required field (canonical names) and starts nothing', async () => {
-    const res = await h.trigger('send-email-received-ein', {
-      user_id: randomUUID(),
-      recipients: ['a@example.com'],
-    });
+    // companyId and userId are the caller's (its headers); the rest is missing.
+    const res = await h.trigger('send-email-received-ein', { recipients: ['a@example.com'] });
     assert.equal(res.status, 400);
     assert.deepEqual(res.body, {
       success: false,
-      error: 'missing required fields: companyId, organizationId, emailAction',
+      error: 'missing required fields: organizationId, emailAction',
     });
     const welcome = await h.trigger('send-welcome-email', {});
     assert.deepEqual(welcome.body, { success: false, error: 'missing required fields: userId' });
@@ -75,8 +74,15 @@ describe('POST /api/workflow/:workflowName', () => {
       [{ recipients: [] }, 'recipients must contain at least 1 item(s)'],
       [{ recipients: ['not-an-address'] }, 'recipients[0] must be a valid email address'],
       [{ ccs: ['ok@example.com', 'nope'] }, 'ccs[1] must be a valid email address'],
-      [{ companyId: 'acme' }, 'companyId must be a UUID'],
-      [{ userId: 'u-1' }, 'userId must be a UUID'],
+      [{ organizationId: 'acme' }, 'organizationId must be a UUID'],
+      [
+        { recipients: Array.from({ length: 51 }, (_, i) => `r${i}@example.com`) },
+        'recipients must contain at most 50 item(s)',
+      ],
+      [
+        { ccs: Array.from({ length: 51 }, (_, i) => `c${i}@example.com`) },
+        'ccs must contain at most 50 item(s)',
+      ],
       [{ organization_id: '123' }, 'organizationId must be a UUID'],
     ];
     for (const [patch, error] of einCases) {
@@ -160,11 +166,11 @@ describe('POST /api/workflow/:workflowName', () => {
     await handle.terminate('test cleanup');
   });
 
-  it('refuses oversized identity headers and Idempotency-Keys', async () => {
+  it('refuses identity headers that are not UUIDs (401) and oversized Idempotency-Keys (400)', async () => {
     const long = 'x'.repeat(256);
     const header = await h.trigger('send-welcome-email', { userId: 'u' }, { 'X-Company-Id': long });
-    assert.equal(header.status, 400);
-    assert.deepEqual(header.body, { success: false, error: 'invalid x-company-id header' });
+    assert.equal(header.status, 401);
+    assert.deepEqual(header.body, { success: false, error: 'unauthorized' });
     const key = await h.trigger('send-welcome-email', { userId: 'u' }, { 'Idempotency-Key': long });
     assert.equal(key.status, 400);
     assert.deepEqual(key.body, {
@@ -219,7 +225,9 @@ describe('POST /api/workflow/:workflowName', () => {
     const logger = createLogger('test', h.config);
     const server = await serve(createApp({ ...h, logger, db: h.database.db, temporal }));
     try {
-      const res = await httpClient(server.url).post('/api/workflow/send-welcome-email', { userId: 'u-1' });
+      const res = await httpClient(server.url, h.identityHeaders).post('/api/workflow/send-welcome-email', {
+        userId: 'u-1',
+      });
       assert.equal(res.status, 500);
       assert.equal(res.body['success'], false);
       assert.match(String(res.body['error']), /^failed to start workflow: .+/);

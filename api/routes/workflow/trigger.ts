@@ -1,32 +1,39 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
+import { hasControlCharacters } from '../../../core/validation.ts';
 import { HttpError } from '../../http-error.ts';
-import { hasControlCharacters } from '../../middleware/identity.ts';
 import { defineRoute, failure } from '../../route.ts';
+import { runOwner, WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { TriggerResponseSchema, WorkflowNameParams } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
 /**
  * The run id: Temporal's workflow id, what operators search for in the Web
- * UI. With an Idempotency-Key it is derived from the key, the workflow name
- * and the caller's company, so a repeat trigger lands on the same run and two
- * tenants' keys never collide; without one it is random.
+ * UI. With an Idempotency-Key it is an HMAC under the server's secret of the
+ * caller's company, the workflow name and the key, so a repeat trigger lands
+ * on the same run, two tenants' keys never collide, and nobody without the
+ * secret can compute (or start first) another caller's run. Without a key it
+ * is random.
  */
 export function runIdFor(
   name: string,
   idempotencyKey: string | undefined,
-  companyId: string | undefined,
+  companyId: string,
+  secret: string,
 ): string {
   if (!idempotencyKey) return `${name}-${randomUUID()}`;
-  const digest = createHash('sha256')
-    .update(JSON.stringify([idempotencyKey, name, companyId ?? '']))
+  const digest = createHmac('sha256', secret)
+    .update(JSON.stringify([companyId, name, idempotencyKey]))
     .digest('hex');
   return `${name}-${digest.slice(0, 40)}`;
 }
+
+/** Workflow inputs are small (ids, a few addresses): 64 KB is far above any valid body. */
+export const TRIGGER_BODY_LIMIT = '64kb';
 
 /**
  * POST /api/workflow/:workflowName: validate the body against the workflow's
@@ -39,8 +46,8 @@ export const triggerRoute = defineRoute({
   operationId: 'triggerWorkflow',
   summary: 'Start a workflow run',
   tag: 'workflow',
-  identity: 'memo-safe',
-  body: { schema: Type.Object({}, { additionalProperties: true }), limit: '45mb' },
+  auth: WORKFLOW_AUTH.trigger,
+  body: { schema: Type.Object({}, { additionalProperties: true }), limit: TRIGGER_BODY_LIMIT },
   params: WorkflowNameParams,
   responses: {
     202: {
@@ -48,18 +55,20 @@ export const triggerRoute = defineRoute({
       schema: TriggerResponseSchema,
     },
     400: failure('Invalid input.'),
+    ...WORKFLOW_AUTH_FAILURES,
+    403: failure('The API key lacks the workflows:trigger scope, or the body names another caller.'),
     404: failure('Unknown workflow name.'),
     500: failure('Temporal could not start the run; the message carries the cause.'),
   },
   async handler(ctx, { temporal, config }) {
     const def = ctx.state.workflow;
-    const input = validateWorkflowInput(def, ctx.request.body);
-    const caller = ctx.state.caller;
+    const caller = runOwner(ctx.state.principal);
+    const input = validateWorkflowInput(def, ctx.request.body, caller);
     const idempotencyKey = ctx.get('idempotency-key') || undefined;
     if (idempotencyKey && (idempotencyKey.length > 255 || hasControlCharacters(idempotencyKey))) {
       throw new HttpError(400, IDEMPOTENCY_KEY_INVALID);
     }
-    const workflowId = runIdFor(def.name, idempotencyKey, caller.companyId);
+    const workflowId = runIdFor(def.name, idempotencyKey, caller.companyId, config.secret);
 
     try {
       await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>

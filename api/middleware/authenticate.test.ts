@@ -1,0 +1,172 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { KEY_CACHE_TTL_MS, keyStore } from '../../core/api-keys/key-store.ts';
+import type { Scope } from '../../core/identity.ts';
+import { invoiceBody, useEmailApp, welcomeBody } from '../../test/support/email-app.ts';
+
+/**
+ * AUTH_MODE=api-key (the default outside `npm run dev`), black-box over HTTP
+ * against a real gateway and database: keys prove the company; the identity
+ * headers must match the key; scopes decide what a key may do.
+ */
+describe('AUTH_MODE=api-key: email routes', () => {
+  const app = useEmailApp({ env: { AUTH_MODE: 'api-key' } });
+  const company = randomUUID();
+  const organization = randomUUID();
+  const user = randomUUID();
+  const headers = (key: string, overrides: Record<string, string> = {}) => ({
+    authorization: `Bearer ${key}`,
+    'x-company-id': company,
+    'x-organization-id': organization,
+    'x-user-id': user,
+    ...overrides,
+  });
+  const newKey = async (scopes: Scope[] = ['email:send', 'email:read'], organizationId?: string) =>
+    (await app.keys.create({ companyId: company, organizationId, name: 'test', scopes })).plaintext;
+
+  it('a valid key with matching headers sends and reads its records', async () => {
+    const key = await newKey();
+    const sent = await app.post('/api/email/send', invoiceBody(), headers(key));
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const id = String(sent.body['email_id']);
+    // The interface's status request carries X-User-Id only: the key supplies the company.
+    const status = await app.get(`/api/email/status/${id}`, {
+      authorization: `Bearer ${key}`,
+      'x-user-id': user,
+    });
+    assert.equal(status.status, 200);
+    assert.equal((status.body['data'] as Record<string, unknown>)['email_id'], id);
+  });
+
+  it('identity headers alone are not enough: 401 unauthorized without a key', async () => {
+    const { authorization: _, ...withoutKey } = headers('x');
+    for (const [path, body] of [
+      ['/api/email/send', invoiceBody()],
+      ['/api/email/bulk', { emails: [invoiceBody()] }],
+    ] as const) {
+      const res = await app.post(path, body, withoutKey);
+      if (path === '/api/email/send') {
+        assert.equal(res.status, 401);
+        assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
+      } else {
+        // Bulk answers per item; the invoice item needs authentication.
+        assert.deepEqual((res.body['results'] as unknown[])[0], {
+          success: false,
+          error: 'unauthorized',
+        });
+      }
+    }
+    const status = await app.get(`/api/email/status/${randomUUID()}`, { 'x-user-id': user });
+    assert.equal(status.status, 401);
+    assert.equal(app.fake.accepted.length, 0);
+  });
+
+  it('unknown, malformed and wrong-secret keys → 401, even on a signup template', async () => {
+    const real = await newKey();
+    const wrongSecret = `${real.slice(0, -4)}AAAA`;
+    for (const key of ['mr_000000000000000000000000_' + 'A'.repeat(43), 'nonsense', wrongSecret]) {
+      for (const body of [invoiceBody(), welcomeBody()]) {
+        const res = await app.post('/api/email/send', body, headers(key));
+        assert.equal(res.status, 401, key);
+        assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
+      }
+    }
+    const basic = await app.post('/api/email/send', invoiceBody(), {
+      ...headers(real),
+      authorization: `Basic ${real}`,
+    });
+    assert.equal(basic.status, 401);
+    assert.equal(app.fake.accepted.length, 0);
+  });
+
+  it('headers naming another company (or another organization than the key’s) → 401', async () => {
+    const key = await newKey(['email:send'], organization);
+    const overrides: Array<Record<string, string>> = [
+      { 'x-company-id': randomUUID() },
+      { 'x-organization-id': randomUUID() },
+    ];
+    for (const override of overrides) {
+      const res = await app.post('/api/email/send', invoiceBody(), headers(key, override));
+      assert.equal(res.status, 401);
+      assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
+    }
+    assert.equal(app.fake.accepted.length, 0);
+  });
+
+  it('the seed’s headers are still required with a key: a missing one → 401', async () => {
+    const key = await newKey();
+    const { 'x-organization-id': _, ...withoutOrganization } = headers(key);
+    const res = await app.post('/api/email/send', invoiceBody(), withoutOrganization);
+    assert.equal(res.status, 401);
+  });
+
+  it('a key without the route’s scope → 403 naming it', async () => {
+    const readOnly = await newKey(['email:read']);
+    const send = await app.post('/api/email/send', invoiceBody(), headers(readOnly));
+    assert.equal(send.status, 403);
+    assert.deepEqual(send.body, { success: false, error: 'this API key lacks the email:send scope' });
+    const sendOnly = await newKey(['email:send']);
+    const sent = await app.post('/api/email/send', invoiceBody(), headers(sendOnly));
+    const read = await app.get(`/api/email/status/${String(sent.body['email_id'])}`, headers(sendOnly));
+    assert.equal(read.status, 403);
+    assert.deepEqual(read.body, { success: false, error: 'this API key lacks the email:read scope' });
+  });
+
+  it('another company’s key cannot read this company’s records (404, like an unknown id)', async () => {
+    const key = await newKey();
+    const sent = await app.post('/api/email/send', invoiceBody(), headers(key));
+    const other = randomUUID();
+    const { plaintext } = await app.keys.create({ companyId: other, name: 'other', scopes: ['email:read'] });
+    // Even naming the sender's user id: the key's company is not the record's.
+    const res = await app.get(`/api/email/status/${String(sent.body['email_id'])}`, {
+      authorization: `Bearer ${plaintext}`,
+      'x-user-id': user,
+    });
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { success: false, error: 'email not found.' });
+  });
+
+  it('a revoked key is refused at once here, and by another replica within seconds', async () => {
+    const key = await newKey();
+    // Another gateway replica: its own store, its own cache, the same database.
+    const replica = keyStore(app.database.db, app.logger);
+    assert.ok(await replica.verify(key));
+    assert.equal((await app.post('/api/email/send', invoiceBody(), headers(key))).status, 200);
+    assert.equal(await app.keys.revoke(key.split('_')[1]!), true);
+    assert.equal((await app.post('/api/email/send', invoiceBody(), headers(key))).status, 401);
+    assert.ok(KEY_CACHE_TTL_MS <= 5_000);
+    await new Promise((resolve) => setTimeout(resolve, KEY_CACHE_TTL_MS + 100));
+    assert.equal(await replica.verify(key), undefined);
+  });
+
+  it('records when a key was last used and never stores its secret', async () => {
+    const key = await newKey();
+    await app.post('/api/email/send', invoiceBody(), headers(key));
+    const id = key.split('_')[1]!;
+    const doc = await app.database.db.collection('api_keys').findOne({ _id: id as never });
+    assert.ok(doc);
+    assert.ok(doc['last_used_at'] instanceof Date);
+    assert.equal(JSON.stringify(doc).includes(key.split('_')[2]!), false);
+    assert.match(String(doc['secret_hash']), /^[0-9a-f]{64}$/);
+  });
+});
+
+describe('AUTH_MODE=trusted-headers', () => {
+  const app = useEmailApp({ env: { AUTH_MODE: 'trusted-headers' } });
+
+  it('believes complete identity headers without a key', async () => {
+    const res = await app.post('/api/email/send', invoiceBody(), {
+      'x-company-id': randomUUID(),
+      'x-organization-id': randomUUID(),
+      'x-user-id': randomUUID(),
+    });
+    assert.equal(res.status, 200);
+  });
+
+  it('still answers 401 for missing or malformed headers', async () => {
+    const res = await app.post('/api/email/send', invoiceBody(), { 'x-company-id': 'acme' });
+    assert.equal(res.status, 401);
+    assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
+  });
+});

@@ -1,0 +1,111 @@
+import type { Context, Next } from 'koa';
+import proxyaddr from 'proxy-addr';
+import type { KeyStore } from '../../core/api-keys/key-store.ts';
+import type { Config } from '../../core/config.ts';
+import { UNAUTHORIZED } from '../../core/email/messages.ts';
+import { MailroomError } from '../../core/errors.ts';
+import {
+  checkIdentity,
+  isComplete,
+  type Caller,
+  type IdentityField,
+  type Scope,
+} from '../../core/identity.ts';
+import type { AppState } from '../types.ts';
+
+/** Where each part of the caller's identity arrives. */
+export const IDENTITY_HEADERS = {
+  companyId: 'x-company-id',
+  organizationId: 'x-organization-id',
+  userId: 'x-user-id',
+} as const satisfies Record<IdentityField, string>;
+
+/** What a route asks of its callers (RouteSpec `auth`). Routes without it are public. */
+export interface RouteAuth {
+  /** The scope an API key needs for this route. */
+  scope: Scope;
+  /**
+   * Callers without a key reach the handler as unauthenticated principals;
+   * the core decides what they may do (the signup templates, narrowed).
+   */
+  anonymous?: boolean;
+  /**
+   * The key's company (and organization) stand in for identity headers the
+   * interface does not require on this route; headers that are sent must
+   * still match the key.
+   */
+  identityFromKey?: boolean;
+}
+
+const unauthorized = () => new MailroomError('unauthorized', UNAUTHORIZED);
+const BEARER = /^bearer +(\S+)$/i;
+
+/**
+ * Establishes `ctx.state.principal`: who is calling, whether that is proven,
+ * and from which address.
+ *
+ * `api-key` (AUTH_MODE): a valid `Authorization: Bearer <key>` proves the
+ * company; identity headers that are sent must be UUIDs and match the key's
+ * company (and organization, when the key has one), else 401. A key without
+ * the route's scope → 403. No key: 401, except on `anonymous` routes.
+ *
+ * `trusted-headers`: a proxy in front authenticated the caller and set the
+ * headers; they are believed as sent (complete headers count as
+ * authenticated on `anonymous` routes).
+ */
+export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyStore }) {
+  const trust = proxyaddr.compile(deps.config.trustedProxies);
+  return async function authenticateCaller(ctx: Context & { state: AppState }, next: Next): Promise<void> {
+    const caller = headersOf(ctx);
+    const identity = checkIdentity(caller);
+    if (!identity) throw unauthorized();
+    const clientIp = proxyaddr(ctx.req, trust);
+
+    if (deps.config.authMode === 'trusted-headers') {
+      ctx.state.principal = { caller, authenticated: !auth.anonymous || isComplete(identity), clientIp };
+      return next();
+    }
+
+    const presented = ctx.get('authorization');
+    if (!presented) {
+      if (!auth.anonymous) throw unauthorized();
+      // Unproven headers grant nothing: the send is recorded without an owner.
+      ctx.state.principal = { caller: {}, authenticated: false, clientIp };
+      return next();
+    }
+    const token = BEARER.exec(presented)?.[1];
+    const key = token ? await deps.keys.verify(token) : undefined;
+    if (!key) throw unauthorized();
+    if (!key.scopes.includes(auth.scope))
+      throw new MailroomError('forbidden', `this API key lacks the ${auth.scope} scope`);
+    if (identity.companyId !== undefined && identity.companyId !== key.companyId) throw unauthorized();
+    if (
+      key.organizationId !== null &&
+      identity.organizationId !== undefined &&
+      identity.organizationId !== key.organizationId
+    )
+      throw unauthorized();
+    ctx.state.principal = {
+      caller: auth.identityFromKey
+        ? {
+            companyId: key.companyId,
+            organizationId: identity.organizationId ?? key.organizationId ?? undefined,
+            userId: identity.userId,
+          }
+        : identity,
+      authenticated: true,
+      clientIp,
+    };
+    return next();
+  };
+}
+
+/** The identity headers that were sent, trimmed (empty ones left out). */
+function headersOf(ctx: Context): Caller {
+  const caller: Caller = {};
+  for (const [field, header] of Object.entries(IDENTITY_HEADERS) as Array<[IdentityField, string]>) {
+    const value = ctx.get(header).trim();
+    if (value) caller[field] = value;
+  }
+  return caller;
+}

@@ -1,0 +1,28 @@
+import { UNAUTHORIZED } from '../../../core/email/messages.ts';
+import { MailroomError } from '../../../core/errors.ts';
+import type { Caller, Principal } from '../../../core/identity.ts';
+import type { RouteAuth } from '../../middleware/authenticate.ts';
+import { failure } from '../../route.ts';
+
+/**
+ * Who a workflow route acts for. Every run belongs to a company: the API
+ * key's (AUTH_MODE=api-key) or `X-Company-Id` (trusted-headers). The run
+ * carries that identity in its memo; GET and DELETE see only the company's
+ * own runs.
+ */
+export const WORKFLOW_AUTH = {
+  trigger: { scope: 'workflows:trigger', identityFromKey: true },
+  read: { scope: 'workflows:read', identityFromKey: true },
+  cancel: { scope: 'workflows:cancel', identityFromKey: true },
+} as const satisfies Record<string, RouteAuth>;
+
+export const WORKFLOW_AUTH_FAILURES = {
+  401: failure('No valid API key (or, behind a trusted proxy, no valid X-Company-Id).'),
+};
+
+/** The caller a workflow route acts for; 401 without a company. */
+export function runOwner(principal: Principal): Caller & { companyId: string } {
+  const { companyId } = principal.caller;
+  if (!principal.authenticated || !companyId) throw new MailroomError('unauthorized', UNAUTHORIZED);
+  return { ...principal.caller, companyId: companyId.toLowerCase() };
+}

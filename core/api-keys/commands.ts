@@ -1,0 +1,100 @@
+import { parseArgs } from 'node:util';
+import { isUuid, SCOPES, type Scope } from '../identity.ts';
+import type { ApiKey, KeyStore } from './key-store.ts';
+
+/**
+ * The operator's key commands (`npm run keys -- …`, infra/keys-cli.ts), apart
+ * from process concerns so tests run them against a real store:
+ *
+ *   create --company <uuid> [--organization <uuid>] --name <text> --scopes <list|all>
+ *   list [--company <uuid>]
+ *   revoke <id>
+ *
+ * Returns the lines to print; throws UsageError for a wrong command line.
+ */
+export class UsageError extends Error {}
+
+export const USAGE = [
+  'usage: npm run keys -- create --company <uuid> [--organization <uuid>] --name <text> --scopes <list|all>',
+  '       npm run keys -- list [--company <uuid>]',
+  '       npm run keys -- revoke <id>',
+  `scopes: ${SCOPES.join(', ')}`,
+].join('\n');
+
+export async function runKeyCommand(store: KeyStore, argv: readonly string[]): Promise<string[]> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      company: { type: 'string' },
+      organization: { type: 'string' },
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+    },
+  }).valueOf() as { values: Record<string, string | undefined>; positionals: string[] };
+  const [command, ...rest] = positionals;
+  switch (command) {
+    case 'create':
+      return create(store, values);
+    case 'list':
+      return list(store, values['company']);
+    case 'revoke': {
+      const id = rest[0];
+      if (!id) throw new UsageError('revoke needs the key id (see `list`)');
+      if (!(await store.revoke(id))) throw new UsageError(`no live key with id ${id}`);
+      return [`revoked ${id}: requests with it are refused within seconds`];
+    }
+    default:
+      throw new UsageError(command ? `unknown command: ${command}` : 'no command given');
+  }
+}
+
+async function create(store: KeyStore, values: Record<string, string | undefined>): Promise<string[]> {
+  const { company, organization, name, scopes } = values;
+  if (!company || !isUuid(company)) throw new UsageError('--company must be the company UUID');
+  if (organization !== undefined && !isUuid(organization))
+    throw new UsageError('--organization must be a UUID');
+  if (!name?.trim() || name.length > 200) throw new UsageError('--name must be 1–200 characters');
+  const { key, plaintext } = await store.create({
+    companyId: company.toLowerCase(),
+    organizationId: organization?.toLowerCase() ?? null,
+    name: name.trim(),
+    scopes: parseScopes(scopes),
+  });
+  return [
+    `created key ${key.id} "${key.name}" for company ${key.companyId}` +
+      (key.organizationId ? `, organization ${key.organizationId}` : '') +
+      ` with scopes ${key.scopes.join(', ')}`,
+    'the key (shown once, only its hash is stored; send it as `Authorization: Bearer <key>`):',
+    plaintext,
+  ];
+}
+
+function parseScopes(value: string | undefined): Scope[] {
+  if (!value) throw new UsageError(`--scopes is required: a comma list of ${SCOPES.join(', ')}, or all`);
+  if (value.trim() === 'all') return [...SCOPES];
+  const scopes = value.split(',').map((s) => s.trim());
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length)
+    throw new UsageError(`unknown scope(s): ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`);
+  return scopes as Scope[];
+}
+
+async function list(store: KeyStore, company: string | undefined): Promise<string[]> {
+  if (company !== undefined && !isUuid(company)) throw new UsageError('--company must be a UUID');
+  const keys = await store.list(company?.toLowerCase());
+  if (!keys.length) return ['no keys'];
+  return keys.map(describeKey);
+}
+
+const describeKey = (key: ApiKey): string =>
+  [
+    key.id,
+    key.revokedAt ? 'revoked' : 'live',
+    `company=${key.companyId}`,
+    `organization=${key.organizationId ?? '-'}`,
+    `name=${JSON.stringify(key.name)}`,
+    `scopes=${key.scopes.join(',')}`,
+    `created=${key.createdAt.toISOString()}`,
+    `last_used=${key.lastUsedAt?.toISOString() ?? 'never'}`,
+  ].join('  ');

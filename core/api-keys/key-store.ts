@@ -1,0 +1,136 @@
+import type { Collection, Db } from 'mongodb';
+import { LRUCache } from 'lru-cache';
+import type { Scope } from '../identity.ts';
+import type { Logger } from '../logger.ts';
+import { generateKey, parseKey, secretMatches } from './key-format.ts';
+
+/**
+ * The `api_keys` collection: one document per key, `_id` = the key's id (so
+ * every lookup is a primary-key read, which FerretDB serves from its index).
+ * Only a hash of the secret is stored.
+ */
+export interface ApiKeyDocument {
+  _id: string;
+  company_id: string;
+  organization_id: string | null;
+  name: string;
+  scopes: Scope[];
+  secret_hash: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+/** A key as operators and the API see it: everything but the hash. */
+export interface ApiKey {
+  id: string;
+  companyId: string;
+  organizationId: string | null;
+  name: string;
+  scopes: Scope[];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface NewApiKey {
+  companyId: string;
+  organizationId?: string | null | undefined;
+  name: string;
+  scopes: readonly Scope[];
+}
+
+export interface KeyStore {
+  /** Stores a new key; the plaintext is returned once and never again. */
+  create(input: NewApiKey): Promise<{ key: ApiKey; plaintext: string }>;
+  /** Keys, newest first; of one company when given. */
+  list(companyId?: string): Promise<ApiKey[]>;
+  /** Revokes a key (of `companyId` when given); false when there is no such live key. */
+  revoke(id: string, companyId?: string): Promise<boolean>;
+  /** The live key a presented plaintext proves, or undefined (unknown, revoked, wrong secret, malformed). */
+  verify(plaintext: string): Promise<ApiKey | undefined>;
+}
+
+/**
+ * How long a verified key's document may be served from memory. Bounds how
+ * long a revocation takes to reach this process; saves one database read per
+ * request on busy keys.
+ */
+export const KEY_CACHE_TTL_MS = 2_000;
+/** `last_used_at` is written at most this often per key and process. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+const toApiKey = (doc: ApiKeyDocument): ApiKey => ({
+  id: doc._id,
+  companyId: doc.company_id,
+  organizationId: doc.organization_id,
+  name: doc.name,
+  scopes: doc.scopes,
+  createdAt: doc.created_at,
+  lastUsedAt: doc.last_used_at,
+  revokedAt: doc.revoked_at,
+});
+
+export function keyStore(db: Db, logger: Logger): KeyStore {
+  const keys: Collection<ApiKeyDocument> = db.collection('api_keys');
+  const cache = new LRUCache<string, ApiKeyDocument>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
+  const lastUsedWritten = new LRUCache<string, number>({ max: 10_000 });
+
+  async function load(id: string): Promise<ApiKeyDocument | null> {
+    const cached = cache.get(id);
+    if (cached) return cached;
+    const doc = await keys.findOne({ _id: id });
+    if (doc) cache.set(id, doc);
+    return doc;
+  }
+
+  function noteUse(id: string): void {
+    const now = Date.now();
+    if (now - (lastUsedWritten.get(id) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+    lastUsedWritten.set(id, now);
+    keys.updateOne({ _id: id }, { $set: { last_used_at: new Date(now) } }).catch((err: unknown) => {
+      logger.warn({ err, keyId: id }, 'could not record when an API key was last used');
+    });
+  }
+
+  return {
+    async create(input) {
+      const { id, plaintext, secretHash } = generateKey();
+      const doc: ApiKeyDocument = {
+        _id: id,
+        company_id: input.companyId,
+        organization_id: input.organizationId ?? null,
+        name: input.name,
+        scopes: [...new Set(input.scopes)],
+        secret_hash: secretHash,
+        created_at: new Date(),
+        last_used_at: null,
+        revoked_at: null,
+      };
+      await keys.insertOne(doc);
+      return { key: toApiKey(doc), plaintext };
+    },
+
+    async list(companyId) {
+      const docs = await keys.find(companyId ? { company_id: companyId } : {}).toArray();
+      return docs.map(toApiKey).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+    },
+
+    async revoke(id, companyId) {
+      const doc = await keys.findOne({ _id: id });
+      if (!doc || doc.revoked_at || (companyId !== undefined && doc.company_id !== companyId)) return false;
+      await keys.updateOne({ _id: id }, { $set: { revoked_at: new Date() } });
+      cache.delete(id);
+      return true;
+    },
+
+    async verify(plaintext) {
+      const parsed = parseKey(plaintext);
+      if (!parsed) return undefined;
+      const doc = await load(parsed.id);
+      if (!doc || doc.revoked_at || !secretMatches(parsed.secret, doc.secret_hash)) return undefined;
+      noteUse(doc._id);
+      return toApiKey(doc);
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { keyStore } from '../core/api-keys/key-store.ts';
+import { connectDatabase } from '../core/db.ts';
+import { SCOPES } from '../core/identity.ts';
+import { createLogger } from '../core/logger.ts';
+
+/**
+ * A ready-made API key for `npm run dev`, so AUTH_MODE=api-key can be tried
+ * at once: every scope, for a dev company and organization. Kept in
+ * `.data/dev-key.json` (mode 600) and reused while it still verifies.
+ */
+export interface DevKey {
+  key: string;
+  companyId: string;
+  organizationId: string;
+}
+
+export async function devKey(mongodbUri: string, file: string): Promise<DevKey> {
+  const database = await connectDatabase(mongodbUri);
+  try {
+    const store = keyStore(database.db, createLogger('dev', { logLevel: 'silent', logPretty: false }));
+    if (existsSync(file)) {
+      const kept = JSON.parse(readFileSync(file, 'utf8')) as DevKey;
+      if (await store.verify(kept.key)) return kept;
+    }
+    const companyId = randomUUID();
+    const organizationId = randomUUID();
+    const { plaintext } = await store.create({
+      companyId,
+      organizationId,
+      name: 'npm run dev',
+      scopes: SCOPES,
+    });
+    const made = { key: plaintext, companyId, organizationId };
+    writeFileSync(file, `${JSON.stringify(made, null, 2)}\n`, { mode: 0o600 });
+    return made;
+  } finally {
+    await database.close();
+  }
+}

@@ -1,0 +1,29 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runKeyCommand, USAGE, UsageError } from '../core/api-keys/commands.ts';
+import { keyStore } from '../core/api-keys/key-store.ts';
+import { connectDatabase } from '../core/db.ts';
+import { createLogger } from '../core/logger.ts';
+
+/**
+ * `npm run keys -- create|list|revoke …`: API keys in the database MONGODB_URI
+ * names (default: the one `npm run dev` runs). Commands: core/api-keys/commands.ts.
+ */
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+if (existsSync(join(ROOT, '.env'))) process.loadEnvFile(join(ROOT, '.env'));
+const uri = process.env['MONGODB_URI'] || 'mongodb://127.0.0.1:27017/mailroom';
+
+try {
+  const database = await connectDatabase(uri);
+  try {
+    const store = keyStore(database.db, createLogger('keys', { logLevel: 'warn', logPretty: false }));
+    for (const line of await runKeyCommand(store, process.argv.slice(2))) console.log(line);
+  } finally {
+    await database.close();
+  }
+} catch (err) {
+  if (err instanceof UsageError) console.error(`${err.message}\n${USAGE}`);
+  else console.error(`keys: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+}
