@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { EventWebhook } from '@sendgrid/eventwebhook';
+import proxyaddr from 'proxy-addr';
 import { firstProblem, schemaErrors } from './validation.ts';
 
 /**
@@ -167,8 +168,24 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       perRecipientPerHour: e.SIGNUP_LIMIT_PER_RECIPIENT,
       perIpPerMinute: e.SIGNUP_LIMIT_PER_IP,
     },
-    trustedProxies: list(e.TRUSTED_PROXIES),
+    trustedProxies: trustedProxies(list(e.TRUSTED_PROXIES), fail),
   };
+}
+
+/** Addresses, CIDRs or proxy-addr's names (loopback, linklocal, uniquelocal); a typo stops the start. */
+function trustedProxies(
+  values: string[],
+  fail: (variable: string, problem: string) => ConfigError,
+): string[] {
+  try {
+    proxyaddr.compile(values);
+  } catch {
+    throw fail(
+      'TRUSTED_PROXIES',
+      'must be a comma list of IP addresses, CIDRs, loopback, linklocal or uniquelocal',
+    );
+  }
+  return values;
 }
 
 function withoutTrailingSlashes(url: string): string {

@@ -1,0 +1,159 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Scope } from '../../../core/identity.ts';
+import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
+
+/**
+ * The workflow routes in AUTH_MODE=api-key, against the real Temporal server:
+ * every verb needs a key with its scope; a run belongs to the key's company
+ * and acts as it; nobody else can read, cancel or pre-empt it.
+ */
+const h = new WorkflowHarness();
+before(() => h.start({ AUTH_MODE: 'api-key' }));
+after(() => h.stop());
+
+const ALL: Scope[] = ['workflows:trigger', 'workflows:read', 'workflows:cancel'];
+
+async function keyFor(companyId: string, scopes: Scope[] = ALL, organizationId?: string) {
+  const { plaintext } = await h.keys.create({ companyId, organizationId, name: 'wf', scopes });
+  // Only the key: the harness's trusted-mode identity headers are replaced.
+  return { authorization: `Bearer ${plaintext}`, 'x-company-id': companyId, 'x-user-id': h.caller.userId };
+}
+
+const einBody = (overrides: Record<string, unknown> = {}) => ({
+  organizationId: randomUUID(),
+  emailAction: 'ein-verified',
+  recipients: ['owner@example.com'],
+  ...overrides,
+});
+
+describe('workflow routes with API keys', () => {
+  it('401 unauthorized for every verb without a key', async () => {
+    const noKey = { authorization: '', 'x-company-id': '', 'x-user-id': '' };
+    const trigger = await h.trigger('send-welcome-email', { userId: 'u-1' }, noKey);
+    assert.equal(trigger.status, 401);
+    assert.deepEqual(trigger.body, { success: false, error: 'unauthorized' });
+    const path = `/api/workflow/send-welcome-email?runId=send-welcome-email-${randomUUID()}`;
+    assert.equal((await h.request('GET', path, undefined, noKey)).status, 401);
+    assert.equal((await h.request('DELETE', path, undefined, noKey)).status, 401);
+    // Identity headers alone prove nothing in this mode.
+    const headersOnly = { authorization: '', 'x-company-id': randomUUID() };
+    assert.equal((await h.trigger('send-welcome-email', { userId: 'u-1' }, headersOnly)).status, 401);
+  });
+
+  it('each verb needs its own scope (403 naming it)', async () => {
+    const company = randomUUID();
+    const readOnly = await keyFor(company, ['workflows:read']);
+    const trigger = await h.trigger('send-welcome-email', { userId: 'u-1' }, readOnly);
+    assert.equal(trigger.status, 403);
+    assert.deepEqual(trigger.body, {
+      success: false,
+      error: 'this API key lacks the workflows:trigger scope',
+    });
+
+    const full = await keyFor(company);
+    const started = await h.trigger('send-welcome-email', { userId: 'u-scope' }, full);
+    assert.equal(started.status, 202);
+    const path = `/api/workflow/send-welcome-email?runId=${String(started.body['runId'])}`;
+    const triggerOnly = await keyFor(company, ['workflows:trigger']);
+    assert.equal((await h.request('GET', path, undefined, triggerOnly)).status, 403);
+    assert.equal((await h.request('DELETE', path, undefined, readOnly)).status, 403);
+    assert.equal((await h.request('GET', path, undefined, readOnly)).status, 200);
+    await h.temporal.workflow.getHandle(String(started.body['runId'])).terminate('test cleanup');
+  });
+
+  it('the run carries the key’s identity; EIN ids default to the caller’s', async () => {
+    const company = randomUUID();
+    const key = await keyFor(company);
+    const res = await h.trigger('send-email-received-ein', einBody(), key);
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const handle = h.temporal.workflow.getHandle(String(res.body['runId']));
+    const desc = await handle.describe();
+    assert.equal((desc.memo?.['caller'] as Record<string, string>)['companyId'], company);
+    const [input] = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes?.input
+      ?.payloads ?? [undefined];
+    const started = JSON.parse(Buffer.from(input!.data!).toString()) as Record<string, string>;
+    assert.equal(started['companyId'], company);
+    assert.equal(started['userId'], h.caller.userId);
+    await handle.terminate('test cleanup');
+  });
+
+  it('403 when the EIN body names another company or user than the caller', async () => {
+    const key = await keyFor(randomUUID());
+    for (const patch of [
+      { companyId: randomUUID() },
+      { userId: randomUUID() },
+      { company_id: randomUUID() },
+    ]) {
+      const res = await h.trigger('send-email-received-ein', einBody(patch), key);
+      assert.equal(res.status, 403, JSON.stringify(patch));
+      const field = 'userId' in patch ? 'userId' : 'companyId';
+      assert.deepEqual(res.body, {
+        success: false,
+        error: `${field} does not match the authenticated caller`,
+      });
+    }
+  });
+
+  it('another company’s key gets 404 for a run, exactly like an unknown run, and cannot cancel it', async () => {
+    const owner = await keyFor(randomUUID());
+    const started = await h.trigger('send-welcome-email', { userId: 'u-tenant' }, owner);
+    const runId = String(started.body['runId']);
+    const path = `/api/workflow/send-welcome-email?runId=${runId}`;
+    const stranger = await keyFor(randomUUID());
+    const unknown = await h.request(
+      'GET',
+      `/api/workflow/send-welcome-email?runId=send-welcome-email-${randomUUID()}`,
+      undefined,
+      stranger,
+    );
+    const read = await h.request('GET', path, undefined, stranger);
+    assert.equal(read.status, 404);
+    assert.deepEqual(read.body, unknown.body);
+    const cancel = await h.request('DELETE', path, undefined, stranger);
+    assert.equal(cancel.status, 404);
+    assert.equal((await h.temporal.workflow.getHandle(runId).describe()).status.name, 'RUNNING');
+    assert.equal((await h.request('GET', path, undefined, owner)).status, 200);
+    await h.temporal.workflow.getHandle(runId).terminate('test cleanup');
+  });
+
+  it('Idempotency-Key run ids are HMACs: the same key gives different runs for different companies', async () => {
+    const idempotencyKey = 'signup-42';
+    const a = await keyFor(randomUUID());
+    const b = await keyFor(randomUUID());
+    const first = await h.trigger(
+      'send-welcome-email',
+      { userId: 'u-a' },
+      { ...a, 'idempotency-key': idempotencyKey },
+    );
+    const again = await h.trigger(
+      'send-welcome-email',
+      { userId: 'u-a' },
+      { ...a, 'idempotency-key': idempotencyKey },
+    );
+    const other = await h.trigger(
+      'send-welcome-email',
+      { userId: 'u-b' },
+      { ...b, 'idempotency-key': idempotencyKey },
+    );
+    assert.equal(first.body['runId'], again.body['runId']);
+    assert.notEqual(first.body['runId'], other.body['runId']);
+    assert.match(String(first.body['runId']), /^send-welcome-email-[0-9a-f]{40}$/);
+    for (const res of [first, other]) {
+      await h.temporal.workflow.getHandle(String(res.body['runId'])).terminate('test cleanup');
+    }
+  });
+
+  it('a runId longer than 255 characters → 400', async () => {
+    const key = await keyFor(randomUUID());
+    const res = await h.request(
+      'GET',
+      `/api/workflow/send-welcome-email?runId=${'a'.repeat(256)}`,
+      undefined,
+      key,
+    );
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, { success: false, error: 'runId must be at most 255 characters' });
+  });
+});
