@@ -5,13 +5,19 @@ import { requestLog } from './middleware/request-log.ts';
 import { mountRoutes, type RouteSpec } from './route.ts';
 import { emailRoutes } from './routes/email/index.ts';
 import { healthRoutes } from './routes/health/health.ts';
+import { keyRoutes } from './routes/keys/index.ts';
 import { resolveWorkflowName, workflowRoutes } from './routes/workflow/index.ts';
 import type { AppDeps, AppState } from './types.ts';
 
 export type { AppDeps } from './types.ts';
 
 /** Every endpoint of the gateway, in the order the API reference lists them. */
-export const ROUTES: readonly RouteSpec[] = [...emailRoutes, ...workflowRoutes, ...healthRoutes];
+export const ROUTES: readonly RouteSpec[] = [
+  ...emailRoutes,
+  ...workflowRoutes,
+  ...keyRoutes,
+  ...healthRoutes,
+];
 
 /**
  * The gateway: one request log line and one error shape for every request,

@@ -17,7 +17,7 @@ export interface RouteSpec {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'email' | 'workflow' | 'health';
+  tag: 'email' | 'workflow' | 'keys' | 'health';
   /**
    * Who may call (api/middleware/authenticate.ts): sets `ctx.state.principal`.
    * Absent: a public route (tracking, the provider webhook, health, docs).

@@ -54,6 +54,12 @@ const EnvSchema = Type.Object({
 
 type Env = Static<typeof EnvSchema>;
 
+/** Never echoed in a configuration error (it would land in logs). */
+const SECRET_VARIABLES = new Set(['MAILROOM_SECRET', 'SENDGRID_API_KEY']);
+const HINTS: Record<string, string> = {
+  MAILROOM_SECRET: ': 32+ random characters, e.g. `openssl rand -hex 32` (npm run dev makes one)',
+};
+
 export interface Config {
   port: number;
   publicBaseUrl: string;
@@ -109,9 +115,17 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (errors.length > 0) {
     const problem = firstProblem(errors);
     const variable = problem.kind === 'missing' ? (problem.fields[0] ?? '?') : problem.field;
-    const what = problem.kind === 'invalid' ? problem.problem : 'is invalid';
-    const shown = source[variable] === undefined ? '' : ` (got ${JSON.stringify(source[variable])})`;
-    throw new ConfigError(`invalid configuration: ${variable} ${what}${shown}`);
+    const what =
+      problem.kind === 'missing'
+        ? 'is required'
+        : problem.kind === 'invalid'
+          ? problem.problem
+          : 'is invalid';
+    const shown =
+      source[variable] === undefined || SECRET_VARIABLES.has(variable)
+        ? ''
+        : ` (got ${JSON.stringify(source[variable])})`;
+    throw new ConfigError(`invalid configuration: ${variable} ${what}${shown}${HINTS[variable] ?? ''}`);
   }
   const e = env as Env;
   const fail = (variable: string, problem: string) =>

@@ -71,6 +71,8 @@ export interface Principal {
   authenticated: boolean;
   /** The client's address (after trusted proxies), for rate limits of unauthenticated calls. */
   clientIp?: string | undefined;
+  /** What the caller's API key may do; undefined when not limited by a key (trusted headers, workflows). */
+  scopes?: readonly Scope[] | undefined;
 }
 
 /** A caller whose identity is established: a workflow acting for its trigger, a trusted backend. */

@@ -95,6 +95,7 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
         : identity,
       authenticated: true,
       clientIp,
+      scopes: key.scopes,
     };
     return next();
   };

@@ -376,7 +376,7 @@ describe('POST /api/email/send', () => {
       [
         'too many tags',
         invoiceBody({ tags: Array.from({ length: 11 }, (_, i) => `t${i}`) }),
-        'invalid field tags: must NOT have more than 10 items.',
+        'invalid field tags: must contain at most 10 item(s).',
       ],
       ['body is an array', [invoiceBody()], 'request body must be a JSON object.'],
     ];
@@ -543,7 +543,9 @@ describe('POST /api/email/send with attachments by URL', () => {
       assert.equal(res.status, 400, path);
       assert.deepEqual(res.body, {
         success: false,
-        error: 'attachment could not be fetched: address not allowed',
+        error: path.endsWith('/redirect')
+          ? 'attachment could not be fetched: redirects to another origin are not allowed'
+          : 'attachment could not be fetched: address not allowed',
       });
       assert.equal(app.fake.received.length, 0);
     }

@@ -154,7 +154,7 @@ describe('POST /api/email/webhooks/sendgrid', () => {
 
   it('a signed body that is not an array → 400', async () => {
     const body = JSON.stringify({ event: 'delivered' });
-    const timestamp = '1700000000';
+    const timestamp = String(Math.floor(Date.now() / 1000));
     const res = await app.post('/api/email/webhooks/sendgrid', body, {
       'content-type': 'application/json',
       [SIGNATURE]: signPayload(privateKey, timestamp, body),

@@ -1,0 +1,95 @@
+import { Type } from '@sinclair/typebox';
+import {
+  apiKeyView,
+  CreatedKeyResponseSchema,
+  CreateKeyBodySchema,
+  KeyListResponseSchema,
+} from '../../../core/api-keys/schema.ts';
+import { OkResponseSchema } from '../../../core/email/schema.ts';
+import { MailroomError } from '../../../core/errors.ts';
+import { parse } from '../../../core/validation.ts';
+import { describeBodyProblem } from '../../../core/email/messages.ts';
+import type { RouteAuth } from '../../middleware/authenticate.ts';
+import { defineRoute, failure, type RouteSpec } from '../../route.ts';
+import { runOwner } from '../workflow/owner.ts';
+
+/**
+ * API keys over HTTP, for a company's own automation: a key with
+ * `keys:manage` lists, creates and revokes its company's keys. A new key
+ * never gets a scope the creating key lacks (no escalation). Operators use
+ * `npm run keys` for the first key of a company.
+ */
+const MANAGE: RouteAuth = { scope: 'keys:manage', identityFromKey: true };
+const AUTH_FAILURES = {
+  401: failure('No valid API key.'),
+  403: failure('The API key lacks the keys:manage scope, or a scope it would grant.'),
+};
+export const KEY_NOT_FOUND = 'api key not found';
+
+export const listKeysRoute = defineRoute({
+  method: 'get',
+  path: '/api/keys',
+  operationId: 'listApiKeys',
+  summary: "The company's API keys (never their secrets)",
+  tag: 'keys',
+  auth: MANAGE,
+  responses: { 200: { description: 'Newest first.', schema: KeyListResponseSchema }, ...AUTH_FAILURES },
+  async handler(ctx, { keys }) {
+    const { companyId } = runOwner(ctx.state.principal);
+    ctx.body = { success: true, data: (await keys.list(companyId)).map(apiKeyView) };
+  },
+});
+
+export const createKeyRoute = defineRoute({
+  method: 'post',
+  path: '/api/keys',
+  operationId: 'createApiKey',
+  summary: 'Create an API key for the company; the secret is in this answer only',
+  tag: 'keys',
+  auth: MANAGE,
+  body: { schema: CreateKeyBodySchema, limit: '16kb' },
+  responses: {
+    201: { description: 'Created.', schema: CreatedKeyResponseSchema },
+    400: failure('Invalid body.'),
+    ...AUTH_FAILURES,
+  },
+  async handler(ctx, { keys }) {
+    const owner = runOwner(ctx.state.principal);
+    const body = parse(CreateKeyBodySchema, ctx.request.body, describeBodyProblem);
+    const granted = ctx.state.principal.scopes;
+    const beyond = body.scopes.filter((scope) => granted && !granted.includes(scope));
+    if (beyond.length)
+      throw new MailroomError('forbidden', `this API key cannot grant the ${beyond.join(', ')} scope`);
+    const { key, plaintext } = await keys.create({
+      companyId: owner.companyId,
+      organizationId: owner.organizationId ?? null,
+      name: body.name,
+      scopes: body.scopes,
+    });
+    ctx.status = 201;
+    ctx.body = { success: true, key: apiKeyView(key), secret: plaintext };
+  },
+});
+
+export const revokeKeyRoute = defineRoute({
+  method: 'delete',
+  path: '/api/keys/:id',
+  operationId: 'revokeApiKey',
+  summary: 'Revoke one of the company’s API keys (takes effect within seconds)',
+  tag: 'keys',
+  auth: MANAGE,
+  params: Type.Object({ id: Type.String() }),
+  responses: {
+    200: { description: 'Revoked.', schema: OkResponseSchema },
+    ...AUTH_FAILURES,
+    404: failure('No live key with this id in the company.'),
+  },
+  async handler(ctx, { keys }) {
+    const { companyId } = runOwner(ctx.state.principal);
+    if (!(await keys.revoke(ctx.params['id'] ?? '', companyId)))
+      throw new MailroomError('not_found', KEY_NOT_FOUND);
+    ctx.body = { success: true };
+  },
+});
+
+export const keyRoutes: readonly RouteSpec[] = [listKeysRoute, createKeyRoute, revokeKeyRoute];

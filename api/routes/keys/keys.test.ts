@@ -1,0 +1,77 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Scope } from '../../../core/identity.ts';
+import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
+
+/** /api/keys with a `keys:manage` key, over HTTP against a real gateway in AUTH_MODE=api-key. */
+describe('/api/keys', () => {
+  const app = useEmailApp({ env: { AUTH_MODE: 'api-key' } });
+  const company = randomUUID();
+  const organization = randomUUID();
+  const bearer = async (scopes: Scope[], companyId = company) =>
+    `Bearer ${(await app.keys.create({ companyId, organizationId: organization, name: 'admin', scopes })).plaintext}`;
+
+  it('creates a key whose secret is shown once and works at once, lists it without the secret, revokes it', async () => {
+    const admin = await bearer(['keys:manage', 'email:send', 'email:read']);
+    const created = await app.post(
+      '/api/keys',
+      { name: 'billing', scopes: ['email:send'] },
+      { authorization: admin },
+    );
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const key = created.body['key'] as Record<string, unknown>;
+    const secret = String(created.body['secret']);
+    assert.equal(key['company_id'], company);
+    assert.equal(key['organization_id'], organization);
+    assert.deepEqual(key['scopes'], ['email:send']);
+
+    const headers = {
+      authorization: `Bearer ${secret}`,
+      'x-company-id': company,
+      'x-organization-id': organization,
+      'x-user-id': randomUUID(),
+    };
+    assert.equal((await app.post('/api/email/send', invoiceBody(), headers)).status, 200);
+
+    const listed = await app.get('/api/keys', { authorization: admin });
+    assert.equal(listed.status, 200);
+    const ids = (listed.body['data'] as Array<Record<string, unknown>>).map((k) => k['id']);
+    assert.ok(ids.includes(key['id']));
+    assert.equal(JSON.stringify(listed.body).includes(secret.split('_')[2]!), false);
+
+    assert.equal((await app.delete(`/api/keys/${String(key['id'])}`, { authorization: admin })).status, 200);
+    assert.equal((await app.post('/api/email/send', invoiceBody(), headers)).status, 401);
+  });
+
+  it('never grants a scope the creating key lacks, and needs keys:manage', async () => {
+    const admin = await bearer(['keys:manage', 'email:send']);
+    const escalate = await app.post(
+      '/api/keys',
+      { name: 'x', scopes: ['workflows:cancel'] },
+      { authorization: admin },
+    );
+    assert.equal(escalate.status, 403);
+    assert.deepEqual(escalate.body, {
+      success: false,
+      error: 'this API key cannot grant the workflows:cancel scope',
+    });
+    const plain = await bearer(['email:send']);
+    const denied = await app.get('/api/keys', { authorization: plain });
+    assert.equal(denied.status, 403);
+    assert.deepEqual(denied.body, { success: false, error: 'this API key lacks the keys:manage scope' });
+    const bad = await app.post('/api/keys', { name: '', scopes: ['root'] }, { authorization: admin });
+    assert.equal(bad.status, 400);
+  });
+
+  it("another company's keys are invisible and cannot be revoked (404)", async () => {
+    const mine = await bearer(['keys:manage']);
+    const theirs = await app.keys.create({ companyId: randomUUID(), name: 'theirs', scopes: ['email:send'] });
+    const listed = await app.get('/api/keys', { authorization: mine });
+    assert.equal(JSON.stringify(listed.body).includes(theirs.key.id), false);
+    const revoke = await app.delete(`/api/keys/${theirs.key.id}`, { authorization: mine });
+    assert.equal(revoke.status, 404);
+    assert.deepEqual(revoke.body, { success: false, error: 'api key not found' });
+    assert.ok(await app.keys.verify(theirs.plaintext));
+  });
+});

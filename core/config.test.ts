@@ -1,0 +1,64 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from './config.ts';
+
+const SECRET = 's'.repeat(32);
+const fails = (env: Record<string, string>): string => {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    return err.message;
+  }
+  assert.fail('expected a configuration error');
+};
+
+describe('configuration of the trust boundary', () => {
+  it('defaults to api-key mode, links on the public origin, and the documented limits', () => {
+    const config = loadConfig({ MAILROOM_SECRET: SECRET, PUBLIC_BASE_URL: 'https://mail.example.com/' });
+    assert.equal(config.authMode, 'api-key');
+    assert.deepEqual(config.signup, {
+      linkOrigins: ['https://mail.example.com'],
+      perRecipientPerHour: 10,
+      perIpPerMinute: 300,
+    });
+    assert.deepEqual(config.trustedProxies, []);
+    assert.equal(config.sendgrid.webhookAllowUnsigned, false);
+  });
+
+  it('requires MAILROOM_SECRET of 32+ characters and never echoes it', () => {
+    assert.match(fails({}), /^invalid configuration: MAILROOM_SECRET is required: 32\+ random characters/);
+    const short = fails({ MAILROOM_SECRET: 'hunter2' });
+    assert.match(short, /^invalid configuration: MAILROOM_SECRET must be at least 32 characters/);
+    assert.equal(short.includes('hunter2'), false);
+  });
+
+  it('names the variable in one line for a bad mode, origin list, proxy list or webhook key', () => {
+    assert.match(fails({ MAILROOM_SECRET: SECRET, AUTH_MODE: 'open' }), /^invalid configuration: AUTH_MODE /);
+    assert.match(
+      fails({ MAILROOM_SECRET: SECRET, SIGNUP_LINK_ORIGINS: 'app.example.com' }),
+      /^invalid configuration: SIGNUP_LINK_ORIGINS must be a comma list of http\(s\) origins/,
+    );
+    assert.match(
+      fails({ MAILROOM_SECRET: SECRET, TRUSTED_PROXIES: '10.0.0.0/99' }),
+      /^invalid configuration: TRUSTED_PROXIES must be a comma list/,
+    );
+    const webhook = fails({ MAILROOM_SECRET: SECRET, SENDGRID_WEBHOOK_PUBLIC_KEY: 'not-a-key' });
+    assert.match(webhook, /^invalid configuration: SENDGRID_WEBHOOK_PUBLIC_KEY must be the base64 ECDSA/);
+    assert.equal(webhook.split('\n').length, 1);
+  });
+
+  it('reads origin lists, proxy lists and the unsigned-webhook switch', () => {
+    const config = loadConfig({
+      MAILROOM_SECRET: SECRET,
+      SIGNUP_LINK_ORIGINS: 'https://app.example.com/login, http://localhost:5173',
+      TRUSTED_PROXIES: 'loopback, 10.0.0.0/8',
+      SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true',
+      AUTH_MODE: 'trusted-headers',
+    });
+    assert.deepEqual(config.signup.linkOrigins, ['https://app.example.com', 'http://localhost:5173']);
+    assert.deepEqual(config.trustedProxies, ['loopback', '10.0.0.0/8']);
+    assert.equal(config.sendgrid.webhookAllowUnsigned, true);
+    assert.equal(config.authMode, 'trusted-headers');
+  });
+});
