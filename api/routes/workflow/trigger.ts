@@ -1,7 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
+import type { SearchAttributePair } from '@temporalio/common';
+import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
+import { COMPANY_ID, EMAIL_ACTION, USER_ID } from '../../../core/workflows/search-attributes.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { HttpError } from '../../http-error.ts';
@@ -26,6 +28,23 @@ export function runIdFor(
     .update(JSON.stringify([idempotencyKey, name, companyId ?? '']))
     .digest('hex');
   return `${name}-${digest.slice(0, 40)}`;
+}
+
+/**
+ * The run's search attributes (Web UI: `CompanyId = "…"`): the company and
+ * user the run is about (its input's, else the caller's) and, for EIN runs,
+ * the email action. The workflow adds `EmailId` once its email exists.
+ */
+export function searchAttributesFor(input: Record<string, unknown>, caller: Caller): SearchAttributePair[] {
+  const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+  const pairs: SearchAttributePair[] = [];
+  const companyId = text(input['companyId']) ?? caller.companyId;
+  const userId = text(input['userId']) ?? caller.userId;
+  const emailAction = text(input['emailAction']);
+  if (companyId) pairs.push({ key: COMPANY_ID, value: companyId });
+  if (userId) pairs.push({ key: USER_ID, value: userId });
+  if (emailAction) pairs.push({ key: EMAIL_ACTION, value: emailAction });
+  return pairs;
 }
 
 /**
@@ -68,6 +87,7 @@ export const triggerRoute = defineRoute({
           workflowId,
           args: [input],
           memo: { [CALLER_MEMO_KEY]: caller },
+          typedSearchAttributes: searchAttributesFor(input as Record<string, unknown>, caller),
           // A run id is used once, ever: a repeat of a finished run's key is
           // rejected (caught below) instead of starting a second run, and a
           // repeat while it runs attaches to it.
