@@ -140,7 +140,11 @@ async function main(): Promise<void> {
   if (env['SENDGRID_API_KEY']) {
     say('mail', 'SENDGRID_API_KEY is set: mail goes to real SendGrid');
   } else {
-    sink = await startMailSink({ dir: join(DATA, 'mail'), log: (line) => say('mail', line) });
+    sink = await startMailSink({
+      dir: join(DATA, 'mail'),
+      log: (line) => say('mail', line),
+      webhookUrl: `http://127.0.0.1:${port}/api/email/webhooks/sendgrid`,
+    });
     // "SG." prefix: @sendgrid/mail warns about keys without it; the sink accepts any key.
     childEnv['SENDGRID_API_KEY'] = 'SG.dev-sink';
     childEnv['SENDGRID_BASE_URL'] = sink.url;
