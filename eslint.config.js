@@ -35,7 +35,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              // core/identity.ts is dependency-free data (the memo key), safe in the sandbox.
+              // core/identity.ts (the memo key) and core/workflows/search-attributes.ts (the
+              // search attribute keys) are dependency-free data, safe in the sandbox.
               group: [
                 'node:*',
                 'mongodb',
@@ -44,6 +45,9 @@ export default tseslint.config(
                 '@koa/*',
                 '../core/*',
                 '!../core/identity.ts',
+                '!../core/workflows',
+                '../core/workflows/*',
+                '!../core/workflows/search-attributes.ts',
                 '../activities/*',
               ],
               message: 'Workflows are deterministic: import activity types only (import type).',

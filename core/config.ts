@@ -40,6 +40,8 @@ const EnvSchema = Type.Object({
   SUPPORT_EMAIL: Type.String({ format: 'email', default: 'support@mailroom.example.com' }),
   ATTACHMENT_FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000 }),
   WORKFLOW_BUNDLE_PATH: Type.Optional(Type.String({ minLength: 1 })),
+  /** How long the worker keeps retrying MongoDB and Temporal at start before it gives up. */
+  WORKER_STARTUP_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 300 }),
   LOG_LEVEL: enumOf(LOG_LEVELS, 'info'),
   LOG_PRETTY: Type.Boolean({ default: false }),
   AUTH_MODE: enumOf(AUTH_MODES, 'api-key'),
@@ -79,6 +81,7 @@ export interface Config {
   supportEmail: string;
   attachmentFetchTimeoutMs: number;
   workflowBundlePath: string | undefined;
+  workerStartupTimeoutMs: number;
   logLevel: (typeof LOG_LEVELS)[number];
   /** Human-readable logs (pino-pretty) instead of JSON lines. */
   logPretty: boolean;
@@ -167,6 +170,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     supportEmail: e.SUPPORT_EMAIL,
     attachmentFetchTimeoutMs: e.ATTACHMENT_FETCH_TIMEOUT_MS,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    workerStartupTimeoutMs: e.WORKER_STARTUP_TIMEOUT_SECONDS * 1000,
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_PRETTY,
     authMode: e.AUTH_MODE,

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { Connection } from '@temporalio/client';
 import { fileURLToPath } from 'node:url';
 import { devKey } from './dev-key.ts';
 import { devSecret } from './dev-secret.ts';
@@ -24,11 +25,12 @@ import {
  *   gateway              api/server.ts on PORT (3000)
  *
  * TEMPORAL_ADDRESS, MONGODB_URI or SENDGRID_API_KEY (environment or .env)
- * replace the embedded server / the sink with the real thing.
+ * replace the embedded server / the sink with the real thing. DEV_TEMPORAL_PORT,
+ * DEV_TEMPORAL_UI_PORT, DEV_MONGO_PORT and DEV_DATA_DIR move the embedded
+ * servers and the local state (test/readme.test.ts runs a second platform so).
  */
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
-const DATA = join(ROOT, '.data');
 
 const COLORS = { temporal: 35, mongo: 32, mail: 33, worker: 36, api: 34, dev: 1 } as const;
 type Source = keyof typeof COLORS;
@@ -44,7 +46,13 @@ if (existsSync(join(ROOT, '.env'))) {
 }
 
 const env = process.env;
+const DATA = resolve(ROOT, env['DEV_DATA_DIR'] || '.data');
 const port = Number(env['PORT'] || 3000);
+const ports = {
+  temporal: Number(env['DEV_TEMPORAL_PORT'] || 7233),
+  temporalUi: Number(env['DEV_TEMPORAL_UI_PORT'] || 8233),
+  mongo: Number(env['DEV_MONGO_PORT'] || 27017),
+};
 const services: ServiceHandle[] = [];
 const apps: Array<{ name: Source; proc: Spawned }> = [];
 let sink: MailSink | undefined;
@@ -73,18 +81,18 @@ async function main(): Promise<void> {
   const needs = { temporal: !env['TEMPORAL_ADDRESS'], mongo: !env['MONGODB_URI'] };
   if (needs.temporal) {
     await ensureFree(
-      7233,
+      ports.temporal,
       'Temporal gRPC',
       'set TEMPORAL_ADDRESS to use a Temporal server that is already running',
     );
     await ensureFree(
-      8233,
+      ports.temporalUi,
       'Temporal Web UI',
       'set TEMPORAL_ADDRESS to use a Temporal server that is already running',
     );
   }
   if (needs.mongo) {
-    await ensureFree(27017, 'MongoDB', 'set MONGODB_URI to use a MongoDB that is already running');
+    await ensureFree(ports.mongo, 'MongoDB', 'set MONGODB_URI to use a MongoDB that is already running');
   }
   await ensureFree(port, 'gateway', 'set PORT to another port');
 
@@ -94,8 +102,8 @@ async function main(): Promise<void> {
     binaries.temporal
       ? startTemporal({
           binary: binaries.temporal,
-          port: 7233,
-          uiPort: 8233,
+          port: ports.temporal,
+          uiPort: ports.temporalUi,
           dbFile: join(DATA, 'temporal.db'),
           logFile: join(DATA, 'logs', 'temporal.log'),
           // While stopping, servers complain about their clients going away: noise, kept in the log file only.
@@ -105,7 +113,7 @@ async function main(): Promise<void> {
     binaries.ferretdb
       ? startMongo({
           binary: binaries.ferretdb,
-          port: 27017,
+          port: ports.mongo,
           dataDir: join(DATA, 'mongo'),
           logFile: join(DATA, 'logs', 'mongo.log'),
           onLine: (line) => stopping || say('mongo', line),
@@ -133,7 +141,11 @@ async function main(): Promise<void> {
   if (env['SENDGRID_API_KEY']) {
     say('mail', 'SENDGRID_API_KEY is set: mail goes to real SendGrid');
   } else {
-    sink = await startMailSink({ dir: join(DATA, 'mail'), log: (line) => say('mail', line) });
+    sink = await startMailSink({
+      dir: join(DATA, 'mail'),
+      log: (line) => say('mail', line),
+      webhookUrl: `http://127.0.0.1:${port}/api/email/webhooks/sendgrid`,
+    });
     // "SG." prefix: @sendgrid/mail warns about keys without it; the sink accepts any key.
     childEnv['SENDGRID_API_KEY'] = 'SG.dev-sink';
     childEnv['SENDGRID_BASE_URL'] = sink.url;
@@ -146,7 +158,7 @@ async function main(): Promise<void> {
 
   await runApp('worker', join(ROOT, 'worker', 'worker.ts'), childEnv);
   await runApp('api', join(ROOT, 'api', 'server.ts'), childEnv);
-  await waitForGateway(`http://127.0.0.1:${port}/health`);
+  if (!(await waitForPlatform(`http://127.0.0.1:${port}/ready`, childEnv))) return;
   await announceDevKey(childEnv);
   say(
     'dev',
@@ -173,18 +185,44 @@ async function announceDevKey(childEnv: NodeJS.ProcessEnv): Promise<void> {
   }
 }
 
-/** The gateway waits for MongoDB with backoff, so "ready" is announced when it really answers. */
-async function waitForGateway(url: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (!stopping && Date.now() < deadline) {
-    try {
-      if ((await fetch(url, { signal: AbortSignal.timeout(1000) })).ok) return;
-    } catch {
-      // not listening yet
+const TASK_QUEUE_TYPE_WORKFLOW = 1; // temporal.api.enums.v1.TaskQueueType
+
+/**
+ * "Ready" means a workflow can run end to end: the gateway answers /ready
+ * (MongoDB and Temporal reachable) and a worker polls the task queue.
+ */
+async function waitForPlatform(readyUrl: string, childEnv: NodeJS.ProcessEnv): Promise<boolean> {
+  const deadline = Date.now() + 180_000;
+  const namespace = childEnv['TEMPORAL_NAMESPACE'] || 'default';
+  const taskQueue = childEnv['TEMPORAL_TASK_QUEUE'] || 'mailroom';
+  let connection: Connection | undefined;
+  try {
+    while (!stopping && Date.now() < deadline) {
+      try {
+        const gateway = await fetch(readyUrl, { signal: AbortSignal.timeout(2000) });
+        if (gateway.ok) {
+          connection ??= await Connection.connect({
+            address: childEnv['TEMPORAL_ADDRESS']!,
+            connectTimeout: 2000,
+          });
+          const { pollers } = await connection.workflowService.describeTaskQueue({
+            namespace,
+            taskQueue: { name: taskQueue },
+            taskQueueType: TASK_QUEUE_TYPE_WORKFLOW,
+          });
+          if ((pollers ?? []).length > 0) return true;
+        }
+      } catch {
+        // not up yet
+      }
+      await new Promise((r) => setTimeout(r, 250));
     }
-    await new Promise((r) => setTimeout(r, 250));
+  } finally {
+    await connection?.close();
   }
-  if (!stopping) say('dev', `the gateway does not answer on ${url} yet; see the [api] lines above`);
+  if (!stopping)
+    say('dev', `no worker polls task queue ${taskQueue} or ${readyUrl} fails; see the lines above`);
+  return false;
 }
 
 async function runApp(name: 'worker' | 'api', entry: string, childEnv: NodeJS.ProcessEnv): Promise<void> {

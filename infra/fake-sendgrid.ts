@@ -49,6 +49,12 @@ export class FakeSendGrid {
   private waiters: Array<() => void> = [];
   /** Called with every accepted message (the dev mail sink saves them). */
   onAccepted: ((mail: ReceivedMail) => void) | undefined;
+  /**
+   * Chooses the answer for a message by its content (the dev mail sink's
+   * behaviours by recipient address); undefined: the plan, else 202.
+   */
+  answerFor:
+    ((body: SendGridMailBody) => { answer?: PlannedAnswer; delayMs?: number } | undefined) | undefined;
 
   /** Base URL to give SENDGRID_BASE_URL. */
   url = '';
@@ -95,7 +101,6 @@ export class FakeSendGrid {
             res.end(JSON.stringify({ errors: [{ message: 'not found' }] }));
             return;
           }
-          const answer = this.planned.shift() ?? 202;
           let body: SendGridMailBody;
           try {
             body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as SendGridMailBody;
@@ -104,6 +109,9 @@ export class FakeSendGrid {
             res.end(JSON.stringify({ errors: [{ message: 'Bad Request: body is not JSON' }] }));
             return;
           }
+          const chosen = this.answerFor?.(body);
+          if (chosen?.delayMs) await new Promise((r) => setTimeout(r, chosen.delayMs));
+          const answer = chosen?.answer ?? this.planned.shift() ?? 202;
           const status = answer === 'network-error' ? 0 : answer;
           const messageId = status === 202 ? randomUUID().replace(/-/g, '').slice(0, 22) : undefined;
           this.received.push({ headers: req.headers, body, messageId, status });

@@ -4,8 +4,10 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
+import { stripVTControlCharacters } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { MongoClient } from 'mongodb';
+import { SEARCH_ATTRIBUTES } from '../core/workflows/search-attributes.ts';
 
 /**
  * Starts and stops the local Temporal and MongoDB-protocol servers. One module
@@ -110,7 +112,8 @@ export async function startProcess(
       if (!source) continue;
       const lines = createInterface({ input: source });
       lines.on('line', (line) => {
-        stream?.write(`${line}\n`);
+        // The file gets plain text; colours are for the terminal only.
+        stream?.write(`${stripVTControlCharacters(line)}\n`);
         output.onLine?.(line);
       });
     }
@@ -235,6 +238,8 @@ export async function startTemporal(options: TemporalOptions): Promise<TemporalH
     args.push('--db-filename', options.dbFile);
   }
   if (namespace !== 'default') args.push('--namespace', namespace);
+  // The runs' custom search attributes (all Keyword), registered on every namespace at start.
+  for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
 
   const spawned = await startProcess('Temporal', options.binary, args, options);
   await waitUntilReady(

@@ -322,12 +322,11 @@ describe('safeHttpUrl', () => {
   });
 });
 
-describe('README.md', () => {
+describe('docs/templates.md', () => {
   it('lists every template with its required variables, default subject and auth requirement', () => {
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    // Only the template table: the section from its heading to the next top-level one.
-    const start = readme.indexOf('\n## Email templates');
-    const doc = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    const page = readFileSync(new URL('../docs/templates.md', import.meta.url), 'utf8');
+    // Only the template table: the page up to its first section.
+    const doc = page.slice(0, page.indexOf('\n## '));
     const rows = doc
       .split('\n')
       .filter((line) => line.startsWith('| `'))

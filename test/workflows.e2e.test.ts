@@ -239,3 +239,31 @@ describe('send-email-received-ein', () => {
     assert.match(html, /there/); // RECIPIENT_NAME defaults to "there"
   });
 });
+
+describe('search attributes', () => {
+  it('a run is found through a visibility query by CompanyId, and by its EmailId once sent', async () => {
+    h.fake.reset();
+    const id = ids();
+    const { body } = await h.trigger('send-email-received-ein', {
+      ...id,
+      emailAction: 'ein-verified',
+      recipients: ['owner@example.com'],
+    });
+    const runId = body['runId'] as string;
+    const run = await h.waitForStatus('send-email-received-ein', runId, 'completed');
+    const emailId = run.result?.result['emailId'] as string;
+
+    // Visibility is eventually consistent: what an operator's query returns, once indexed.
+    const found = async (query: string) => {
+      const ids: string[] = [];
+      for await (const execution of h.temporal.workflow.list({ query })) ids.push(execution.workflowId);
+      return ids;
+    };
+    await until(async () => (await found(`CompanyId = "${id.companyId}"`)).length > 0);
+    assert.deepEqual(await found(`CompanyId = "${id.companyId}"`), [runId]);
+    await until(async () => (await found(`EmailId = "${emailId}"`)).length > 0);
+    assert.deepEqual(await found(`EmailId = "${emailId}" AND EmailAction = "ein-verified"`), [runId]);
+    assert.deepEqual(await found(`UserId = "${id.userId}"`), [runId]);
+    assert.deepEqual(await found(`CompanyId = "${randomUUID()}"`), []);
+  });
+});

@@ -5,7 +5,7 @@
  * 1. The recorded histories committed in test/fixtures/ are replayed against
  *    the current workflow code. A change that alters the sequence of steps of
  *    an existing workflow fails here; such a change needs `patched()` (see
- *    README.md) — then re-record the fixtures.
+ *    docs/workflows.md) — then re-record the fixtures.
  * 2. Fresh runs of every path (sent, already sent, unknown user, EIN) are
  *    recorded from the real server and replayed too.
  *    `UPDATE_FIXTURES=1` writes them to test/fixtures/ (re-recording).

@@ -32,26 +32,50 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-/** Temporal may start after us (docker compose, `npm run dev`): wait for it rather than crash-loop. */
-async function connectTemporal(): Promise<NativeConnection> {
+/** The URI without credentials, for log lines. */
+const redact = (uri: string) => uri.replace(/\/\/[^@/]*@/, '//***@');
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0];
+
+/**
+ * MongoDB and Temporal may start after us (docker compose, `npm run dev`):
+ * retry with backoff (0.5 s doubling to 15 s) like the gateway does, for at
+ * most WORKER_STARTUP_TIMEOUT_SECONDS; then one clear line and exit 1 instead
+ * of a stack trace.
+ */
+const startedAt = Date.now();
+async function withRetry<T>(what: string, where: string, connect: () => Promise<T>): Promise<T> {
+  let delayMs = 500;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await NativeConnection.connect({ address: config.temporal.address });
+      return await connect();
     } catch (err) {
-      const delay = Math.min(1000 * 2 ** (attempt - 1), 15_000);
+      const left = config.workerStartupTimeoutMs - (Date.now() - startedAt);
+      if (left <= 0 || state.stopping) {
+        const seconds = ((Date.now() - startedAt) / 1000).toFixed(0);
+        console.error(
+          `worker failed to start: ${what} not reachable at ${where} after ${attempt} attempt(s) in ${seconds}s (${messageOf(err)})`,
+        );
+        process.exit(1);
+      }
+      const wait = Math.min(delayMs, left);
       logger.warn(
-        { err: String(err), attempt, retryInMs: delay },
-        `Temporal at ${config.temporal.address} unreachable`,
+        { attempt, err: messageOf(err) },
+        `${what} not reachable at ${where}; retrying in ${(wait / 1000).toFixed(1)}s`,
       );
-      await new Promise((r) => setTimeout(r, delay));
+      await new Promise((r) => setTimeout(r, wait));
+      delayMs = Math.min(delayMs * 2, 15_000);
     }
   }
 }
 
-const database = await connectDatabase(config.mongodbUri);
+const database = await withRetry('MongoDB', redact(config.mongodbUri), () =>
+  connectDatabase(config.mongodbUri),
+);
 const email = createEmailService({ db: database.db, config, logger });
 await email.ensureIndexes();
-const connection = await connectTemporal();
+const connection = await withRetry('Temporal', config.temporal.address, () =>
+  NativeConnection.connect({ address: config.temporal.address }),
+);
 const worker = await createWorker({
   connection,
   taskQueue: config.temporal.taskQueue,

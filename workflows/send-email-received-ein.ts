@@ -1,5 +1,6 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
+import { recordEmailId } from './search-attributes.ts';
 import type {
   SendEmailReceivedEinInput,
   SendEmailReceivedEinResult,
@@ -29,5 +30,6 @@ export async function sendEmailReceivedEin(
       caller: { companyId: input.companyId, organizationId: input.organizationId, userId: input.userId },
     }),
   );
+  recordEmailId(sent.emailId);
   return { message: 'ein email sent', emailAction: input.emailAction, emailId: sent.emailId };
 }

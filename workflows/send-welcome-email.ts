@@ -1,5 +1,6 @@
 import { CancellationScope, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
+import { recordEmailId } from './search-attributes.ts';
 import type {
   SendWelcomeEmailInput,
   SendWelcomeEmailResult,
@@ -49,6 +50,7 @@ export async function sendWelcomeEmail(input: SendWelcomeEmailInput): Promise<Se
     throw err;
   }
 
+  recordEmailId(sent.emailId);
   await markWelcomeEmailSent(input.userId);
   return { message: 'welcome email sent', userId: input.userId, emailId: sent.emailId };
 }

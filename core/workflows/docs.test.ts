@@ -5,25 +5,26 @@ import { WORKFLOWS } from './registry.ts';
 import { EIN_ACTION_VALUES } from './ein-actions.ts';
 import { RETRY, DATABASE_STEP, EMAIL_STEP } from '../../workflows/retry-policy.ts';
 
-/** README.md must describe what the code does; this keeps them from drifting apart. */
-const doc = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+/** The documentation must describe what the code does; this keeps them from drifting apart. */
+const api = await readFile(new URL('../../docs/api.md', import.meta.url), 'utf8');
+const workflows = await readFile(new URL('../../docs/workflows.md', import.meta.url), 'utf8');
 
-describe('README.md', () => {
+describe('docs/api.md and docs/workflows.md', () => {
   it('lists every registered workflow with its Temporal workflow type', () => {
     for (const def of Object.values(WORKFLOWS)) {
-      assert.match(doc, new RegExp(`\\| \`${def.name}\`\\s+\\| \`${def.workflowType}\``), def.name);
+      assert.match(api, new RegExp(`\\| \`${def.name}\`\\s+\\| \`${def.workflowType}\``), def.name);
     }
   });
 
   it('lists every accepted emailAction, in order', () => {
-    assert.ok(doc.includes(EIN_ACTION_VALUES.map((a) => `\`${a}\``).join(', ')));
-    assert.ok(doc.includes(`emailAction must be one of: ${EIN_ACTION_VALUES.join(', ')}`));
+    assert.ok(api.includes(EIN_ACTION_VALUES.map((a) => `\`${a}\``).join(', ')));
+    assert.ok(api.includes(`emailAction must be one of: ${EIN_ACTION_VALUES.join(', ')}`));
   });
 
   it('states the retry policy the workflows use', () => {
     assert.equal(RETRY.initialInterval, '1s');
     assert.match(
-      doc,
+      workflows,
       /first retry after\s+1 s, backoff ×2, at most 30 s between attempts, at most 8 attempts/,
     );
     assert.equal(RETRY.backoffCoefficient, 2);
@@ -31,6 +32,6 @@ describe('README.md', () => {
     assert.equal(RETRY.maximumAttempts, 8);
     assert.equal(DATABASE_STEP.scheduleToCloseTimeout, '5m');
     assert.equal(EMAIL_STEP.heartbeatTimeout, '10s');
-    assert.match(doc, /5 minutes per step/);
+    assert.match(workflows, /5 minutes per step/);
   });
 });

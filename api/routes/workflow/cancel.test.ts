@@ -65,3 +65,31 @@ describe('DELETE /api/workflow/:workflowName', () => {
     assert.equal(other.status, 404);
   });
 });
+
+describe('cancelRequested', () => {
+  // No worker polls this harness's task queue: its runs stay pending, so the
+  // state between a DELETE and the run's end can be looked at for as long as needed.
+  const idle = new WorkflowHarness();
+  before(() => idle.start());
+  after(() => idle.stop());
+
+  it('GET shows cancelRequested: true after a DELETE while the run has not ended, without a new status', async () => {
+    const { body } = await idle.trigger('send-welcome-email', { userId: `user-${randomUUID()}` });
+    const runId = body['runId'] as string;
+    const first = await idle.status('send-welcome-email', runId);
+    assert.equal(first.body.status, 'pending');
+    assert.equal(first.body.cancelRequested, false);
+
+    const res = await idle.request('DELETE', `/api/workflow/send-welcome-email?runId=${runId}`);
+    assert.equal(res.status, 202);
+    const later = await idle.status('send-welcome-email', runId);
+    assert.equal(later.status, 200);
+    assert.equal(later.body.status, 'pending');
+    assert.equal(later.body.cancelRequested, true);
+
+    await idle.temporal.workflow.getHandle(runId).terminate('test over');
+    const closed = await idle.status('send-welcome-email', runId);
+    assert.equal(closed.body.status, 'failed');
+    assert.equal('cancelRequested' in closed.body, false);
+  });
+});

@@ -8,6 +8,7 @@ type Timestamp =
   { seconds?: { toNumber(): number } | number | null; nanos?: number | null } | null | undefined;
 
 const EVENT_WORKFLOW_TASK_STARTED = 6; // temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED
+const EVENT_CANCEL_REQUESTED = 20; // EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED
 
 /**
  * Temporal's execution status → the interface's run status. `pending` is a
@@ -42,6 +43,11 @@ export interface RunView {
   error: string | null;
   createdAt: string;
   updatedAt: string;
+  /**
+   * Only while the run is pending or running: whether a cancellation was
+   * requested (a DELETE answered 202). The run may still end `completed`.
+   */
+  cancelRequested?: boolean;
 }
 
 /**
@@ -51,6 +57,7 @@ export interface RunView {
  * `result` is `{ result: <what the workflow returned> }` when completed (the
  * interface's `result.result`) and null otherwise; `error` is the deepest cause
  * of the failure (e.g. `user not found: u1`, not "Activity task failed").
+ * While the run is still going, `cancelRequested` says whether it was asked to stop.
  */
 export async function viewRun(
   handle: WorkflowHandle,
@@ -76,6 +83,10 @@ export async function viewRun(
     if (desc.status.name === 'TERMINATED') error = workflowTerminated(error);
     if (desc.status.name === 'TIMED_OUT' && !hasCause(failure, TimeoutFailure))
       error = workflowTimedOut(error);
+  }
+  if (status === 'pending' || status === 'running') {
+    const cancelRequested = history.some((e) => Number(e.eventType) === EVENT_CANCEL_REQUESTED);
+    return { status, result, error, createdAt, updatedAt, cancelRequested };
   }
   return { status, result, error, createdAt, updatedAt };
 }

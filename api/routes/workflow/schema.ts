@@ -29,6 +29,8 @@ export const RunResponseSchema = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
+  /** Present while the run is pending or running: true once a cancellation was requested. */
+  cancelRequested: Type.Optional(Type.Boolean()),
 });
 export type RunResponse = Static<typeof RunResponseSchema>;
 

@@ -1,7 +1,9 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
+import type { SearchAttributePair } from '@temporalio/common';
+import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
+import { COMPANY_ID, EMAIL_ACTION, USER_ID } from '../../../core/workflows/search-attributes.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { hasControlCharacters } from '../../../core/validation.ts';
@@ -34,6 +36,23 @@ export function runIdFor(
 
 /** Workflow inputs are small (ids, a few addresses): 64 KB is far above any valid body. */
 export const TRIGGER_BODY_LIMIT = '64kb';
+
+/**
+ * The run's search attributes (Web UI: `CompanyId = "…"`): the company and
+ * user the run is about (its input's, else the caller's) and, for EIN runs,
+ * the email action. The workflow adds `EmailId` once its email exists.
+ */
+export function searchAttributesFor(input: Record<string, unknown>, caller: Caller): SearchAttributePair[] {
+  const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+  const pairs: SearchAttributePair[] = [];
+  const companyId = text(input['companyId']) ?? caller.companyId;
+  const userId = text(input['userId']) ?? caller.userId;
+  const emailAction = text(input['emailAction']);
+  if (companyId) pairs.push({ key: COMPANY_ID, value: companyId });
+  if (userId) pairs.push({ key: USER_ID, value: userId });
+  if (emailAction) pairs.push({ key: EMAIL_ACTION, value: emailAction });
+  return pairs;
+}
 
 /**
  * POST /api/workflow/:workflowName: validate the body against the workflow's
@@ -77,6 +96,7 @@ export const triggerRoute = defineRoute({
           workflowId,
           args: [input],
           memo: { [CALLER_MEMO_KEY]: caller },
+          typedSearchAttributes: searchAttributesFor(input as Record<string, unknown>, caller),
           // A run id is used once, ever: a repeat of a finished run's key is
           // rejected (caught below) instead of starting a second run, and a
           // repeat while it runs attaches to it.

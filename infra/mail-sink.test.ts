@@ -1,0 +1,129 @@
+/**
+ * The dev mail sink's behaviours by recipient address, through the real
+ * gateway, worker, email core, @sendgrid client and retry policies.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WorkflowHarness } from '../test/support/workflow-harness.ts';
+import { behaviourOf, startMailSink, type MailSink } from './mail-sink.ts';
+
+const h = new WorkflowHarness();
+const lines: string[] = [];
+let sink: MailSink;
+let dir: string;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'mailroom-sink-'));
+  sink = await startMailSink({ dir, log: (line) => lines.push(line), slowMs: 300 });
+  await h.start({
+    SENDGRID_BASE_URL: sink.url,
+    AUTH_MODE: 'trusted-headers',
+    SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true',
+  });
+  sink.webhookUrl = `${h.baseUrl}/api/email/webhooks/sendgrid`;
+  await h.startWorker();
+});
+after(async () => {
+  await h.stop();
+  await sink.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const ids = () => ({ userId: randomUUID(), companyId: randomUUID(), organizationId: randomUUID() });
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function send(to: string, id = ids()) {
+  return h.request(
+    'POST',
+    '/api/email/send',
+    { to, subject: 'Hello', template_id: 'custom', html_body: '<p>Hello</p>' },
+    { 'X-User-Id': id.userId, 'X-Company-Id': id.companyId, 'X-Organization-Id': id.organizationId },
+  );
+}
+
+describe('dev mail sink behaviours', () => {
+  it('reads the behaviour from the local part of any recipient, ignoring a +tag and case', () => {
+    const body = (to: string, cc?: string) => ({
+      from: { email: 'a@example.com' },
+      subject: 's',
+      content: [],
+      personalizations: [{ to: [{ email: to }], ...(cc ? { cc: [{ email: cc }] } : {}) }],
+    });
+    assert.equal(behaviourOf(body('Fail-Once+42@example.com')), 'fail-once');
+    assert.equal(behaviourOf(body('jane@example.com', 'slow@example.org')), 'slow');
+    assert.equal(behaviourOf(body('jane@example.com')), undefined);
+    assert.equal(behaviourOf(body('slowpoke@example.com')), undefined);
+  });
+
+  it('fail-once: the workflow step is retried by its retry policy and the run completes', async () => {
+    const { body } = await h.trigger('send-email-received-ein', {
+      ...ids(),
+      emailAction: 'ein-verified',
+      recipients: ['fail-once@example.com'],
+    });
+    const runId = body['runId'] as string;
+    const run = await h.waitForStatus('send-email-received-ein', runId, 'completed');
+    assert.equal(run.result?.result['message'], 'ein email sent');
+    const { events } = await h.temporal.workflow.getHandle(runId).fetchHistory();
+    const attempts = (events ?? [])
+      .map((e) => e.activityTaskStartedEventAttributes?.attempt)
+      .filter((a) => a !== undefined && a !== null);
+    assert.deepEqual(attempts, [2]); // the first attempt failed with 503; the retry was accepted
+    assert.equal(
+      lines.filter((l) => l.startsWith('fail-once@example.com: fail-once, answering 503')).length,
+      1,
+    );
+  });
+
+  it('fail-503: a send answers 500 provider unavailable', async () => {
+    const res = await send('fail-503@example.com');
+    assert.equal(res.status, 500);
+    assert.match(String(res.body['error']), /^email provider unavailable: /);
+  });
+
+  it('reject: the run fails at once with the rejection (not retried)', async () => {
+    const { body } = await h.trigger('send-email-received-ein', {
+      ...ids(),
+      emailAction: 'ein-received',
+      recipients: ['reject@example.com'],
+    });
+    const run = await h.waitForStatus('send-email-received-ein', body['runId'] as string, 'failed');
+    assert.match(String(run.error), /^email provider rejected the message: /);
+  });
+
+  it('slow: holds the message, then accepts it', async () => {
+    const res = await send('slow+1@example.com');
+    assert.equal(res.status, 200);
+    assert.ok(lines.includes('slow+1@example.com: slow, holding it 0.3 s'));
+    assert.ok((await readdir(dir)).some((f) => f.endsWith('-slow_1@example.com.html')));
+  });
+
+  it('bounce: accepts, then reports a bounce through the webhook and the record ends bounced', async () => {
+    const id = ids();
+    const res = await send('bounce@example.com', id);
+    assert.equal(res.status, 200);
+    const emailId = res.body['email_id'] as string;
+    const status = await until(async () => {
+      const { body } = await h.request('GET', `/api/email/status/${emailId}`, undefined, {
+        'X-User-Id': id.userId,
+        'X-Company-Id': id.companyId,
+      });
+      const data = body['data'] as { status?: string } | undefined;
+      return data?.status === 'bounced' ? data.status : undefined;
+    });
+    assert.equal(status, 'bounced');
+  });
+});

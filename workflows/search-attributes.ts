@@ -1,0 +1,13 @@
+import { patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { EMAIL_ID } from '../core/workflows/search-attributes.ts';
+
+/**
+ * Sets the run's `EmailId` search attribute once its email exists, so the Web
+ * UI finds the run of an email (`EmailId = "…"`). Behind a patch: runs
+ * recorded before it replay without the upsert.
+ */
+export function recordEmailId(emailId: string): void {
+  if (patched('email-id-search-attribute')) {
+    upsertSearchAttributes([{ key: EMAIL_ID, value: emailId }]);
+  }
+}
