@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { Router } from '@koa/router';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestLog } from './middleware/request-log.ts';
+import { referenceRoutes } from './openapi/routes.ts';
 import { mountRoutes, type RouteSpec } from './route.ts';
 import { emailRoutes } from './routes/email/index.ts';
 import { healthRoutes } from './routes/health/health.ts';
@@ -11,7 +12,13 @@ import type { AppDeps, AppState } from './types.ts';
 export type { AppDeps } from './types.ts';
 
 /** Every endpoint of the gateway, in the order the API reference lists them. */
-export const ROUTES: readonly RouteSpec[] = [...emailRoutes, ...workflowRoutes, ...healthRoutes];
+export const ROUTES: readonly RouteSpec[] = [
+  ...emailRoutes,
+  ...workflowRoutes,
+  ...healthRoutes,
+  // GET /openapi.json (generated from these routes) and GET /docs.
+  ...referenceRoutes(() => ROUTES),
+];
 
 /**
  * The gateway: one request log line and one error shape for every request,

@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, Connection } from '@temporalio/client';
+import { ensureSchemathesis, SCHEMATHESIS_VERSION } from '../../infra/provision.ts';
+import { startEmailCore, type EmailCore } from '../../test/support/email-core.ts';
+import { temporalAddress, temporalNamespace, uniqueName } from '../../test/support/env.ts';
+import { serve } from '../../test/support/serve.ts';
+import { createApp } from '../app.ts';
+
+/**
+ * schemathesis (PyPI, pinned in infra/provision.ts) fuzzes a real gateway
+ * (real MongoDB, real Temporal, SendGrid faked over HTTP) from its own
+ * /openapi.json: every operation, with generated valid and invalid requests,
+ * checking that nothing answers 5xx and that every answer matches the
+ * document's schema for its status. Installed on first use (pip, into the
+ * cache); a machine without python3 fails here, it never skips.
+ *
+ * Bounded: a few examples per operation and a fixed seed, so a run takes
+ * about a minute and a failure reproduces (SCHEMATHESIS_SEED and
+ * SCHEMATHESIS_MAX_EXAMPLES override both).
+ */
+
+const MAX_EXAMPLES = process.env['SCHEMATHESIS_MAX_EXAMPLES'] ?? '10';
+const SEED = process.env['SCHEMATHESIS_SEED'] ?? '20261123';
+
+describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
+  let core: EmailCore;
+  let connection: Connection;
+  let server: { url: string; close(): Promise<void> };
+  let reports: string;
+
+  before(async () => {
+    core = await startEmailCore({
+      name: 'fuzz',
+      env: {
+        AUTH_MODE: 'trusted-headers',
+        TEMPORAL_ADDRESS: temporalAddress(),
+        TEMPORAL_NAMESPACE: temporalNamespace(),
+        // No worker polls this queue: runs the fuzzer starts stay pending.
+        TEMPORAL_TASK_QUEUE: uniqueName('fuzz'),
+        // Let fuzzed events reach the event handling instead of stopping at the signature.
+        SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true',
+      },
+    });
+    connection = await Connection.connect({ address: temporalAddress() });
+    const temporal = new Client({ connection, namespace: temporalNamespace() });
+    server = await serve(createApp({ ...core, db: core.database.db, temporal }));
+    reports = await mkdtemp(join(tmpdir(), 'mailroom-schemathesis-'));
+  });
+
+  after(async () => {
+    await server?.close();
+    await connection?.close();
+    await core?.close();
+    if (reports) await rm(reports, { recursive: true, force: true });
+  });
+
+  it('finds no server error and no answer off its schema, in every operation', { timeout: 10 * 60_000 }, async () => {
+    const tool = await ensureSchemathesis((line) => console.log(`[schemathesis] ${line}`));
+    const args = [
+      ...tool.args,
+      'run',
+      `${server.url}/openapi.json`,
+      '--checks',
+      'not_a_server_error,response_schema_conformance',
+      '--max-examples',
+      MAX_EXAMPLES,
+      '--seed',
+      SEED,
+      '--workers',
+      '2',
+      '--request-timeout',
+      '30',
+      '--report',
+      'ndjson',
+      '--report-dir',
+      reports,
+    ];
+    const { code, output } = await run(tool.command, args, { ...process.env, ...tool.env, NO_COLOR: '1' });
+    assert.equal(code, 0, `schemathesis ${args.slice(tool.args.length).join(' ')} failed:\n${output}`);
+    // Every operation of the document was exercised (none skipped as unreachable).
+    const summary = /(\d+) (?:selected|total)/.exec(output);
+    assert.ok(summary, `no operation count in schemathesis' output:\n${output}`);
+    assert.doesNotMatch(output, /\b[1-9]\d* (?:failed|errored)\b/, output);
+  });
+});
+
+function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, output }));
+  });
+}
