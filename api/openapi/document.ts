@@ -14,11 +14,7 @@ import { BODY_TOO_LARGE, INTERNAL_ERROR, MALFORMED_JSON } from '../middleware/er
 import { IDENTITY_HEADERS } from '../middleware/identity.ts';
 import { UNSUPPORTED_MEDIA_TYPE } from '../middleware/json-body.ts';
 import { ErrorResponseSchema, type RouteSpec } from '../route.ts';
-import {
-  CancelResponseSchema,
-  RunResponseSchema,
-  TriggerResponseSchema,
-} from '../routes/workflow/schema.ts';
+import { CancelResponseSchema, RunResponseSchema, TriggerResponseSchema } from '../routes/workflow/schema.ts';
 
 /**
  * The OpenAPI 3.1 document of the gateway, built from the route declarations
@@ -189,7 +185,8 @@ function operation(spec: RouteSpec, components: Components, workflow?: WorkflowD
   if (parameters.length > 0) op['parameters'] = parameters;
 
   if (spec.body) {
-    const schema = workflow && spec.method === 'post' ? workflowInput(workflow, components) : spec.body.schema;
+    const schema =
+      workflow && spec.method === 'post' ? workflowInput(workflow, components) : spec.body.schema;
     op['requestBody'] = {
       required: true,
       content: { [JSON_TYPE]: { schema: components.use(schema) } },

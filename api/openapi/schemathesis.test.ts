@@ -59,34 +59,38 @@ describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
     if (reports) await rm(reports, { recursive: true, force: true });
   });
 
-  it('finds no server error and no answer off its schema, in every operation', { timeout: 10 * 60_000 }, async () => {
-    const tool = await ensureSchemathesis((line) => console.log(`[schemathesis] ${line}`));
-    const args = [
-      ...tool.args,
-      'run',
-      `${server.url}/openapi.json`,
-      '--checks',
-      'not_a_server_error,response_schema_conformance',
-      '--max-examples',
-      MAX_EXAMPLES,
-      '--seed',
-      SEED,
-      '--workers',
-      '2',
-      '--request-timeout',
-      '30',
-      '--report',
-      'ndjson',
-      '--report-dir',
-      reports,
-    ];
-    const { code, output } = await run(tool.command, args, { ...process.env, ...tool.env, NO_COLOR: '1' });
-    assert.equal(code, 0, `schemathesis ${args.slice(tool.args.length).join(' ')} failed:\n${output}`);
-    // Every operation of the document was exercised (none skipped as unreachable).
-    const summary = /(\d+) (?:selected|total)/.exec(output);
-    assert.ok(summary, `no operation count in schemathesis' output:\n${output}`);
-    assert.doesNotMatch(output, /\b[1-9]\d* (?:failed|errored)\b/, output);
-  });
+  it(
+    'finds no server error and no answer off its schema, in every operation',
+    { timeout: 10 * 60_000 },
+    async () => {
+      const tool = await ensureSchemathesis((line) => console.log(`[schemathesis] ${line}`));
+      const args = [
+        ...tool.args,
+        'run',
+        `${server.url}/openapi.json`,
+        '--checks',
+        'not_a_server_error,response_schema_conformance',
+        '--max-examples',
+        MAX_EXAMPLES,
+        '--seed',
+        SEED,
+        '--workers',
+        '2',
+        '--request-timeout',
+        '30',
+        '--report',
+        'ndjson',
+        '--report-dir',
+        reports,
+      ];
+      const { code, output } = await run(tool.command, args, { ...process.env, ...tool.env, NO_COLOR: '1' });
+      assert.equal(code, 0, `schemathesis ${args.slice(tool.args.length).join(' ')} failed:\n${output}`);
+      // Every operation of the document was exercised (none skipped as unreachable).
+      const summary = /(\d+) (?:selected|total)/.exec(output);
+      assert.ok(summary, `no operation count in schemathesis' output:\n${output}`);
+      assert.doesNotMatch(output, /\b[1-9]\d* (?:failed|errored)\b/, output);
+    },
+  );
 });
 
 function run(

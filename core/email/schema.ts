@@ -94,9 +94,12 @@ export type BulkBody = Static<typeof BulkBodySchema>;
 export const TRACK_EVENT_TYPES = ['delivered', 'opened', 'clicked'] as const;
 export type TrackEventType = (typeof TRACK_EVENT_TYPES)[number];
 
-/** Body of POST /api/email/track. `event_type` is checked in tracking.ts for a message listing the values. */
+/** Body of POST /api/email/track. A wrong `event_type` is answered with a message listing the values (tracking.ts). */
 export const TrackBodySchema = Type.Object(
-  { view_key: Type.String({ minLength: 1, maxLength: 200 }), event_type: Type.String() },
+  {
+    view_key: Type.String({ minLength: 1, maxLength: 200 }),
+    event_type: Type.Unsafe<TrackEventType>(Type.String({ enum: [...TRACK_EVENT_TYPES] })),
+  },
   strict,
 );
 export type TrackBody = Static<typeof TrackBodySchema>;
