@@ -94,6 +94,27 @@ const EXTRA_HEADERS: Readonly<Record<string, readonly Json[]>> = {
   ],
 };
 
+/**
+ * Where an answer's ids lead (OpenAPI links): the email a send made, the run
+ * a trigger started. Clients and the fuzzer's stateful phase follow them.
+ * Keyed by operationId and status; targets in the same workflow as the source.
+ */
+const LINKS: Readonly<Record<string, { status: number; links: Record<string, Json> }>> = {
+  sendEmail: {
+    status: 200,
+    links: {
+      GetEmailStatus: { operationId: 'getEmailStatus', parameters: { email_id: '$response.body#/email_id' } },
+    },
+  },
+  triggerWorkflow: {
+    status: 202,
+    links: {
+      GetWorkflowRun: { operationId: 'getWorkflowRun', parameters: { runId: '$response.body#/runId' } },
+      CancelWorkflowRun: { operationId: 'cancelWorkflowRun', parameters: { runId: '$response.body#/runId' } },
+    },
+  },
+};
+
 export interface DocumentOptions {
   /** `info.version`. */
   version: string;
@@ -167,7 +188,7 @@ export function openApiPath(koaPath: string): string {
 
 function operation(spec: RouteSpec, components: Components, workflow?: WorkflowDefinition): Json {
   const op: Json = {
-    operationId: workflow ? `${spec.operationId}_${camelCase(workflow.name)}` : spec.operationId,
+    operationId: operationIdFor(spec.operationId, workflow),
     summary: workflow ? `${spec.summary}: ${workflow.name}` : spec.summary,
     tags: [spec.tag],
   };
@@ -269,9 +290,25 @@ function responses(
       if (schema) media['schema'] = components.use(schema);
       response['content'] = { [answer.contentType ?? JSON_TYPE]: media };
     }
+    const links = LINKS[spec.operationId];
+    if (links?.status === Number(status)) response['links'] = linksFor(links.links, workflow);
     out[status] = response;
   }
   return out;
+}
+
+function linksFor(links: Record<string, Json>, workflow: WorkflowDefinition | undefined): Json {
+  if (!workflow) return links;
+  return Object.fromEntries(
+    Object.entries(links).map(([name, link]) => [
+      name,
+      { ...link, operationId: operationIdFor(String(link['operationId']), workflow) },
+    ]),
+  );
+}
+
+function operationIdFor(operationId: string, workflow: WorkflowDefinition | undefined): string {
+  return workflow ? `${operationId}_${camelCase(workflow.name)}` : operationId;
 }
 
 /** A workflow's input as a named component: `<Name>Input`. */
