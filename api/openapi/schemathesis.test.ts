@@ -92,7 +92,12 @@ describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
         '--report-dir',
         reports,
       ];
-      const { code, output } = await run(tool.command, args, { ...process.env, ...tool.env, NO_COLOR: '1' });
+      // Run from the scratch directory: schemathesis keeps a `.schemathesis/` cache in its working directory.
+      const { code, output } = await run(tool.command, args, reports, {
+        ...process.env,
+        ...tool.env,
+        NO_COLOR: '1',
+      });
       // The figures (operations, test cases, phases) go to the test log either way.
       const warnings = output.lastIndexOf('= WARNINGS =');
       const tail = warnings >= 0 ? warnings : output.lastIndexOf('= SUMMARY =');
@@ -109,10 +114,11 @@ describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
 function run(
   command: string,
   args: string[],
+  cwd: string,
   env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
