@@ -5,7 +5,9 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { SendBodySchema } from '../../core/email/schema.ts';
+import { validateSendBody } from '../../core/email/validate.ts';
 import { WORKFLOWS } from '../../core/workflows/registry.ts';
+import { validateWorkflowInput } from '../../core/workflows/validate-input.ts';
 import { useEmailApp } from '../../test/support/email-app.ts';
 import { ROUTES } from '../app.ts';
 import { buildOpenApiDocument, openApiPath, PUBLIC_OPERATIONS } from './document.ts';
@@ -97,6 +99,19 @@ describe('the OpenAPI document', () => {
       const ref = trigger.requestBody!.content['application/json']!.schema['$ref'] as string;
       const name = ref.split('/').at(-1)!;
       assert.deepEqual(document.components.schemas[name], JSON.parse(JSON.stringify(def.input)));
+    }
+  });
+
+  it('shows request examples the gateway accepts', () => {
+    const examples = (schema: unknown) => (schema as { examples?: unknown[] }).examples ?? [];
+    assert.equal(examples(SendBodySchema).length, 1);
+    for (const example of examples(SendBodySchema)) {
+      assert.doesNotThrow(() => validateSendBody(structuredClone(example), []));
+    }
+    for (const def of workflows) {
+      assert.ok(examples(def.input).length > 0, def.name);
+      for (const example of examples(def.input))
+        assert.doesNotThrow(() => validateWorkflowInput(def, structuredClone(example)), def.name);
     }
   });
 

@@ -72,8 +72,28 @@ const sendFields = {
   language: Type.Optional(Type.String({ minLength: 1, maxLength: 35, default: 'en' })),
 };
 
-/** Body of POST /api/email/send. */
-export const SendBodySchema = Type.Object(sendFields, strict);
+/** Body of POST /api/email/send. The example is shown in the API reference and sent by its fuzz test. */
+export const SendBodySchema = Type.Object(sendFields, {
+  ...strict,
+  examples: [
+    {
+      to: { email: 'jane@example.com', name: 'Jane Doe' },
+      subject: 'Invoice INV-1001 from Acme',
+      template_id: 'invoice',
+      template_data: {
+        AUTHOR_NAME: 'Acme',
+        AMOUNT_TOTAL: '$1,250.00',
+        DUE_DATE: 'December 5, 2026',
+        RECIPIENT_NAME: 'Jane',
+        INVOICE_URL: 'https://acme.example/i/1001',
+        INVOICE_NUMBER: 'INV-1001',
+      },
+      tags: ['billing'],
+      resource_type_ref: 'invoice',
+      resource_id_ref: '1001',
+    },
+  ],
+});
 export type SendBody = Static<typeof SendBodySchema>;
 
 /**

@@ -10,23 +10,39 @@ import { MailroomError } from '../errors.ts';
  * templates with them, so a non-UUID is refused here (400) instead of
  * failing the run later.
  */
-export const SendEmailReceivedEinInput = Type.Object({
-  userId: Type.String({ format: 'uuid' }),
-  companyId: Type.String({ format: 'uuid' }),
-  organizationId: Type.String({ format: 'uuid' }),
-  // A plain string enum (not a union of literals) so ajv reports one `enum`
-  // error that the gateway turns into "must be one of: …".
-  emailAction: Type.Unsafe<EinAction>(
-    Type.String({
-      enum: EIN_ACTION_VALUES,
-      description: 'which notification to send; see core/workflows/ein-actions.ts',
-    }),
-  ),
-  recipientName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  recipients: Type.Array(Type.String({ format: 'email' }), { minItems: 1 }),
-  resource_id_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  ccs: Type.Optional(Type.Array(Type.String({ format: 'email' }))),
-});
+export const SendEmailReceivedEinInput = Type.Object(
+  {
+    userId: Type.String({ format: 'uuid' }),
+    companyId: Type.String({ format: 'uuid' }),
+    organizationId: Type.String({ format: 'uuid' }),
+    // A plain string enum (not a union of literals) so ajv reports one `enum`
+    // error that the gateway turns into "must be one of: …".
+    emailAction: Type.Unsafe<EinAction>(
+      Type.String({
+        enum: EIN_ACTION_VALUES,
+        description: 'which notification to send; see core/workflows/ein-actions.ts',
+      }),
+    ),
+    recipientName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    recipients: Type.Array(Type.String({ format: 'email' }), { minItems: 1 }),
+    resource_id_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ccs: Type.Optional(Type.Array(Type.String({ format: 'email' }))),
+  },
+  {
+    examples: [
+      {
+        userId: '0b5c6f3e-8d2a-4c1b-9e7f-1a2b3c4d5e6f',
+        companyId: '6a0e1d2c-3b4a-4f5e-8d7c-9b0a1f2e3d4c',
+        organizationId: 'c1f2e3d4-a5b6-4c7d-8e9f-0a1b2c3d4e5f',
+        emailAction: 'ein-received',
+        recipientName: 'Grace',
+        recipients: ['owner@example.com'],
+        ccs: ['cfo@example.com'],
+        resource_id_ref: 'ein-42',
+      },
+    ],
+  },
+);
 
 export type SendEmailReceivedEinInput = Static<typeof SendEmailReceivedEinInput>;
 
