@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { Router } from '@koa/router';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestLog } from './middleware/request-log.ts';
+import { referenceRoutes } from './openapi/routes.ts';
 import { mountRoutes, type RouteSpec } from './route.ts';
 import { emailRoutes } from './routes/email/index.ts';
 import { healthRoutes } from './routes/health/health.ts';
@@ -17,6 +18,8 @@ export const ROUTES: readonly RouteSpec[] = [
   ...workflowRoutes,
   ...keyRoutes,
   ...healthRoutes,
+  // GET /openapi.json (generated from these routes) and GET /docs.
+  ...referenceRoutes(() => ROUTES),
 ];
 
 /**

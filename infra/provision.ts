@@ -134,6 +134,59 @@ export async function ensureTemporalCli(log: ProgressLog = defaultLog): Promise<
   return binary;
 }
 
+/** Pinned: the API fuzzer `npm test` runs against the gateway's /openapi.json (api/openapi/). */
+export const SCHEMATHESIS_VERSION = '4.32.5';
+
+/** How to run the pinned schemathesis: `command ...args run <url> ...` with `env` added. */
+export interface PythonTool {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * schemathesis from PyPI (pinned), installed with pip into the cache the first
+ * time and run as `python3 -m schemathesis.cli` from there. No fallback: a
+ * missing python3 or pip fails with the step's log, never skips the fuzzing.
+ */
+export async function ensureSchemathesis(log: ProgressLog = defaultLog): Promise<PythonTool> {
+  const target = join(cacheDir(), `schemathesis-${SCHEMATHESIS_VERSION}`);
+  const tool = (dir: string): PythonTool => ({
+    command: 'python3',
+    args: ['-m', 'schemathesis.cli'],
+    env: { PYTHONPATH: dir },
+  });
+  if (existsSync(join(target, 'schemathesis', 'cli', '__main__.py'))) return tool(target);
+
+  const started = Date.now();
+  log(`installing schemathesis ${SCHEMATHESIS_VERSION} (pip) into ${target}`);
+  const staging = `${target}.partial-${process.pid}`;
+  await removeStalePartials(target);
+  await mkdir(dirname(target), { recursive: true });
+  try {
+    await runStep(
+      'installing schemathesis',
+      'python3',
+      [
+        '-m',
+        'pip',
+        'install',
+        '--disable-pip-version-check',
+        '--no-input',
+        '--target',
+        staging,
+        `schemathesis==${SCHEMATHESIS_VERSION}`,
+      ],
+      { logFile: join(cacheDir(), 'logs', 'schemathesis-install.log'), log },
+    );
+    await placeAtomically(staging, target);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+  log(`schemathesis ready: ${target} (${elapsed(started)})`);
+  return tool(target);
+}
+
 /** Short content hash of the FerretDB wrapper's sources: a new pin or edit gets a new binary. */
 export async function ferretDbSourceHash(): Promise<string> {
   const hash = createHash('sha256');

@@ -21,6 +21,7 @@ export const BODY_TOO_LARGE = 'request body too large.';
 export const UNSUPPORTED_CONTENT_TYPE = 'unsupported content type.';
 export const INTERNAL_ERROR = 'internal error';
 export const NOT_FOUND = 'not found';
+export const METHOD_NOT_ALLOWED = 'method not allowed';
 
 /**
  * Every failure leaves as `{ success: false, error }`. Client mistakes keep
@@ -32,10 +33,7 @@ export function errorHandler(logger: Logger) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        ctx.status = 404;
-        ctx.body = { success: false, error: NOT_FOUND };
-      }
+      if (ctx.body === undefined || ctx.body === null) answerUnrouted(ctx);
     } catch (err) {
       const { status, message } = describe(err);
       if (status >= 500) logger.error({ err, path: ctx.path, method: ctx.method }, 'request failed');
@@ -45,6 +43,24 @@ export function errorHandler(logger: Logger) {
       ctx.body = { success: false, error: message };
     }
   };
+}
+
+/**
+ * What the router left without a body: an unknown path (404), or a path
+ * asked with a method it does not serve. The router answers a method it has
+ * never heard of (TRACE, …) 501, a server error; to the client both are
+ * "not this method here": 405 with the router's `Allow` list.
+ */
+function answerUnrouted(ctx: Context): void {
+  if (ctx.status === 405 || ctx.status === 501) {
+    if (ctx.response.get('Allow')) {
+      ctx.status = 405;
+      ctx.body = { success: false, error: METHOD_NOT_ALLOWED };
+      return;
+    }
+    ctx.status = 404;
+  }
+  if (ctx.status === 404) ctx.body = { success: false, error: NOT_FOUND };
 }
 
 /** The status and message of anything a handler or middleware threw. */

@@ -83,8 +83,28 @@ const sendFields = {
   language: Type.Optional(Type.String({ minLength: 1, maxLength: 35, default: 'en' })),
 };
 
-/** Body of POST /api/email/send. */
-export const SendBodySchema = Type.Object(sendFields, strict);
+/** Body of POST /api/email/send. The example is shown in the API reference and sent by its fuzz test. */
+export const SendBodySchema = Type.Object(sendFields, {
+  ...strict,
+  examples: [
+    {
+      to: { email: 'jane@example.com', name: 'Jane Doe' },
+      subject: 'Invoice INV-1001 from Acme',
+      template_id: 'invoice',
+      template_data: {
+        AUTHOR_NAME: 'Acme',
+        AMOUNT_TOTAL: '$1,250.00',
+        DUE_DATE: 'December 5, 2026',
+        RECIPIENT_NAME: 'Jane',
+        INVOICE_URL: 'https://acme.example/i/1001',
+        INVOICE_NUMBER: 'INV-1001',
+      },
+      tags: ['billing'],
+      resource_type_ref: 'invoice',
+      resource_id_ref: '1001',
+    },
+  ],
+});
 export type SendBody = Static<typeof SendBodySchema>;
 
 /**
@@ -105,9 +125,12 @@ export type BulkBody = Static<typeof BulkBodySchema>;
 export const TRACK_EVENT_TYPES = ['delivered', 'opened', 'clicked'] as const;
 export type TrackEventType = (typeof TRACK_EVENT_TYPES)[number];
 
-/** Body of POST /api/email/track. `event_type` is checked in tracking.ts for a message listing the values. */
+/** Body of POST /api/email/track. A wrong `event_type` is answered with a message listing the values (tracking.ts). */
 export const TrackBodySchema = Type.Object(
-  { view_key: Type.String({ minLength: 1, maxLength: 200 }), event_type: Type.String() },
+  {
+    view_key: Type.String({ minLength: 1, maxLength: 200 }),
+    event_type: Type.Unsafe<TrackEventType>(Type.String({ enum: [...TRACK_EVENT_TYPES] })),
+  },
   strict,
 );
 export type TrackBody = Static<typeof TrackBodySchema>;

@@ -2,7 +2,7 @@ import { MailroomError } from '../errors.ts';
 import { parse } from '../validation.ts';
 import { EMAIL_NOT_FOUND, describeBodyProblem, invalidEventType } from './messages.ts';
 import type { RecordStore } from './record-store.ts';
-import { TRACK_EVENT_TYPES, TrackBodySchema, type TrackEventType } from './schema.ts';
+import { TRACK_EVENT_TYPES, TrackBodySchema } from './schema.ts';
 import { looksLikeViewKey } from './view-key.ts';
 
 /**
@@ -27,10 +27,12 @@ export async function recordOpen(records: RecordStore, viewKey: string | undefin
 
 /** POST /api/email/track. */
 export async function recordEvent(records: RecordStore, raw: unknown): Promise<void> {
-  const body = parse(TrackBodySchema, raw, describeBodyProblem);
-  if (!(TRACK_EVENT_TYPES as readonly string[]).includes(body.event_type))
-    throw new MailroomError('validation', invalidEventType(TRACK_EVENT_TYPES));
-  const event = body.event_type as TrackEventType;
+  const body = parse(TrackBodySchema, raw, (problem) =>
+    problem.kind === 'invalid' && problem.field === 'event_type'
+      ? invalidEventType(TRACK_EVENT_TYPES)
+      : describeBodyProblem(problem),
+  );
+  const event = body.event_type;
   const applied =
     looksLikeViewKey(body.view_key) && (await records.applyEvent({ view_key: body.view_key }, event));
   if (!applied) throw new MailroomError('not_found', EMAIL_NOT_FOUND);

@@ -13,28 +13,44 @@ import { MAX_RECIPIENTS } from '../email/schema.ts';
  * authenticated caller's; different from the caller's → 403. Recipients and
  * ccs are bounded like an email's (50 each).
  */
-export const SendEmailReceivedEinInput = Type.Object({
-  userId: Type.String({ format: 'uuid' }),
-  companyId: Type.String({ format: 'uuid' }),
-  organizationId: Type.String({ format: 'uuid' }),
-  // A plain string enum (not a union of literals) so ajv reports one `enum`
-  // error that the gateway turns into "must be one of: …".
-  emailAction: Type.Unsafe<EinAction>(
-    Type.String({
-      enum: EIN_ACTION_VALUES,
-      description: 'which notification to send; see core/workflows/ein-actions.ts',
+export const SendEmailReceivedEinInput = Type.Object(
+  {
+    userId: Type.String({ format: 'uuid' }),
+    companyId: Type.String({ format: 'uuid' }),
+    organizationId: Type.String({ format: 'uuid' }),
+    // A plain string enum (not a union of literals) so ajv reports one `enum`
+    // error that the gateway turns into "must be one of: …".
+    emailAction: Type.Unsafe<EinAction>(
+      Type.String({
+        enum: EIN_ACTION_VALUES,
+        description: 'which notification to send; see core/workflows/ein-actions.ts',
+      }),
+    ),
+    recipientName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    recipients: Type.Array(Type.String({ format: 'email', maxLength: 320 }), {
+      minItems: 1,
+      maxItems: MAX_RECIPIENTS,
     }),
-  ),
-  recipientName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  recipients: Type.Array(Type.String({ format: 'email', maxLength: 320 }), {
-    minItems: 1,
-    maxItems: MAX_RECIPIENTS,
-  }),
-  resource_id_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  ccs: Type.Optional(
-    Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: MAX_RECIPIENTS }),
-  ),
-});
+    resource_id_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ccs: Type.Optional(
+      Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: MAX_RECIPIENTS }),
+    ),
+  },
+  {
+    examples: [
+      {
+        userId: '0b5c6f3e-8d2a-4c1b-9e7f-1a2b3c4d5e6f',
+        companyId: '6a0e1d2c-3b4a-4f5e-8d7c-9b0a1f2e3d4c',
+        organizationId: 'c1f2e3d4-a5b6-4c7d-8e9f-0a1b2c3d4e5f',
+        emailAction: 'ein-received',
+        recipientName: 'Grace',
+        recipients: ['owner@example.com'],
+        ccs: ['cfo@example.com'],
+        resource_id_ref: 'ein-42',
+      },
+    ],
+  },
+);
 
 export type SendEmailReceivedEinInput = Static<typeof SendEmailReceivedEinInput>;
 

@@ -2,9 +2,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { WorkflowDefinition } from './definition.ts';
 
 /** POST /api/workflow/send-welcome-email body. `userId` is the `_id` of a document in `users`. */
-export const SendWelcomeEmailInput = Type.Object({
-  userId: Type.String({ minLength: 1, description: 'the `_id` of the user in the `users` collection' }),
-});
+export const SendWelcomeEmailInput = Type.Object(
+  { userId: Type.String({ minLength: 1, description: 'the `_id` of the user in the `users` collection' }) },
+  { examples: [{ userId: 'user-1' }] },
+);
 
 export type SendWelcomeEmailInput = Static<typeof SendWelcomeEmailInput>;
 

@@ -1,0 +1,235 @@
+import { request } from 'node:http';
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { SendBodySchema } from '../../core/email/schema.ts';
+import { validateSendBody } from '../../core/email/validate.ts';
+import { WORKFLOWS } from '../../core/workflows/registry.ts';
+import { validateWorkflowInput } from '../../core/workflows/validate-input.ts';
+import { useEmailApp } from '../../test/support/email-app.ts';
+import { ROUTES } from '../app.ts';
+import { buildOpenApiDocument, openApiPath } from './document.ts';
+import { REDOC_SCRIPT_PATH } from './routes.ts';
+
+type Operation = {
+  operationId: string;
+  security?: unknown[];
+  parameters?: Array<{ name: string; in: string; required?: boolean }>;
+  requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
+  responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>;
+};
+type Document = {
+  openapi: string;
+  security: unknown[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Record<string, unknown>>; securitySchemes: Record<string, unknown> };
+};
+
+const workflows = Object.values(WORKFLOWS);
+const document = buildOpenApiDocument(ROUTES, { version: '0.0.0', workflows }) as unknown as Document;
+
+/** The document paths a mounted route stands for: one per workflow for `:workflowName`. */
+const pathsOf = (path: string) =>
+  path.includes(':workflowName')
+    ? workflows.map((def) => openApiPath(path.replace(':workflowName', def.name)))
+    : [openApiPath(path)];
+
+const operations = () =>
+  Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+  );
+
+describe('the OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(document));
+    assert.deepEqual(result.errors ?? [], [], JSON.stringify(result.errors, null, 2));
+    assert.equal(result.valid, true);
+    assert.equal(validator.version, '3.1');
+  });
+
+  it('holds only schemas that compile as JSON Schema 2020-12 (the dialect of OpenAPI 3.1)', () => {
+    const ajv = new Ajv2020({ strict: false });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'doc', components: document.components }, 'doc');
+    const refs = (schema: unknown): unknown =>
+      JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/')) as unknown;
+    for (const { path, method, op } of operations()) {
+      const schemas = [
+        ...Object.values(op.requestBody?.content ?? {}).map((m) => m.schema),
+        ...Object.values(op.responses).flatMap((r) => Object.values(r.content ?? {}).map((m) => m.schema)),
+      ].filter(Boolean);
+      for (const schema of schemas)
+        assert.doesNotThrow(() => ajv.compile(refs(schema) as object), `${method} ${path}`);
+    }
+  });
+
+  it('describes every mounted route, once per method, with its operationId', () => {
+    for (const route of ROUTES) {
+      for (const path of pathsOf(route.path)) {
+        const op = document.paths[path]?.[route.method];
+        assert.ok(op, `${route.method.toUpperCase()} ${path} is missing`);
+        assert.ok(op.operationId.startsWith(route.operationId), `${path}: ${op.operationId}`);
+      }
+    }
+    const expected = ROUTES.flatMap((r) => pathsOf(r.path).map((p) => `${r.method} ${p}`)).sort();
+    assert.deepEqual(
+      operations()
+        .map(({ method, path }) => `${method} ${path}`)
+        .sort(),
+      expected,
+    );
+    const ids = operations().map(({ op }) => op.operationId);
+    assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+  });
+
+  it('takes request bodies from the schemas that validate them', () => {
+    const send = document.paths['/api/email/send']!['post']!;
+    assert.deepEqual(send.requestBody!.content['application/json']!.schema, {
+      $ref: '#/components/schemas/SendEmailRequest',
+    });
+    assert.deepEqual(
+      document.components.schemas['SendEmailRequest'],
+      JSON.parse(JSON.stringify(SendBodySchema)),
+    );
+    for (const def of workflows) {
+      const trigger = document.paths[`/api/workflow/${def.name}`]!['post']!;
+      const ref = trigger.requestBody!.content['application/json']!.schema['$ref'] as string;
+      const name = ref.split('/').at(-1)!;
+      assert.deepEqual(document.components.schemas[name], JSON.parse(JSON.stringify(def.input)));
+    }
+  });
+
+  it('shows request examples the gateway accepts', () => {
+    const examples = (schema: unknown) => (schema as { examples?: unknown[] }).examples ?? [];
+    assert.equal(examples(SendBodySchema).length, 1);
+    for (const example of examples(SendBodySchema)) {
+      assert.doesNotThrow(() => validateSendBody(structuredClone(example), []));
+    }
+    for (const def of workflows) {
+      assert.ok(examples(def.input).length > 0, def.name);
+      for (const example of examples(def.input))
+        assert.doesNotThrow(() => validateWorkflowInput(def, structuredClone(example), {}), def.name);
+    }
+  });
+
+  it('gives every failure the { success: false, error } shape', () => {
+    const error = document.components.schemas['ErrorResponse'];
+    assert.deepEqual(error, {
+      type: 'object',
+      properties: { success: { const: false, type: 'boolean' }, error: { type: 'string' } },
+      required: ['success', 'error'],
+    });
+    for (const { path, method, op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400 || path === '/ready') continue;
+        assert.deepEqual(
+          response.content?.['application/json']?.schema,
+          { $ref: '#/components/schemas/ErrorResponse' },
+          `${method} ${path} ${status}`,
+        );
+      }
+    }
+  });
+
+  it('requires an API key (bearer) everywhere except the public routes', () => {
+    assert.deepEqual(document.components.securitySchemes['bearerAuth'], {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'mr_…',
+      description: (document.components.securitySchemes['bearerAuth'] as { description: string }).description,
+    });
+    assert.deepEqual(document.security, [{ bearerAuth: [] }]);
+    const open = operations()
+      .filter(({ op }) => op.security?.length === 0)
+      .map(({ method, path }) => `${method.toUpperCase()} ${path}`)
+      .sort();
+    assert.deepEqual(open, [
+      'GET /api/email/track',
+      'GET /docs',
+      `GET ${REDOC_SCRIPT_PATH}`,
+      'GET /health',
+      'GET /openapi.json',
+      'GET /ready',
+      'POST /api/email/track',
+      'POST /api/email/webhooks/sendgrid',
+    ]);
+    for (const { op } of operations()) {
+      const isPublic = Array.isArray(op.security) && op.security.length === 0;
+      assert.equal(op.responses['401'] !== undefined || isPublic, true, op.operationId);
+    }
+  });
+
+  it('declares the identity headers and Idempotency-Key where the routes read them', () => {
+    const headers = (path: string, method: string) =>
+      (document.paths[path]![method]!.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
+    const identity = ['X-Company-Id', 'X-Organization-Id', 'X-User-Id'];
+    assert.deepEqual(headers('/api/email/send', 'post'), identity);
+    assert.deepEqual(headers('/api/email/status/{email_id}', 'get'), identity);
+    assert.deepEqual(headers('/api/workflow/send-welcome-email', 'post'), [...identity, 'Idempotency-Key']);
+    assert.deepEqual(headers('/api/workflow/send-welcome-email', 'delete'), identity);
+    assert.deepEqual(headers('/api/email/track', 'post'), []);
+    const runId = document.paths['/api/workflow/send-welcome-email']!['get']!.parameters!.find(
+      (p) => p.name === 'runId',
+    );
+    assert.deepEqual(runId && { in: runId.in, required: runId.required }, { in: 'query', required: true });
+  });
+});
+
+describe('GET /openapi.json and GET /docs', () => {
+  const app = useEmailApp();
+
+  it('serves the document built from the mounted routes', async () => {
+    const res = await fetch(`${app.url}/openapi.json`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    const served = (await res.json()) as Document;
+    assert.equal(served.openapi, '3.1.0');
+    assert.deepEqual(Object.keys(served.paths).sort(), Object.keys(document.paths).sort());
+  });
+
+  it('serves a reference page whose script comes from the gateway itself, not a CDN', async () => {
+    const page = await fetch(`${app.url}/docs`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    const html = await page.text();
+    assert.match(html, /spec-url="\/openapi\.json"/);
+    assert.doesNotMatch(html, /(?:src|href)="(?:https?:)?\/\//, 'no external script or stylesheet');
+    const scripts = [...html.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]!);
+    assert.deepEqual(scripts, [REDOC_SCRIPT_PATH]);
+    const script = await fetch(`${app.url}${scripts[0]}`);
+    assert.equal(script.status, 200);
+    assert.match(script.headers.get('content-type') ?? '', /javascript/);
+    const code = await script.text();
+    assert.ok(code.length > 100_000, 'the whole Redoc bundle');
+    assert.match(code, /spec-url/, 'it renders <redoc spec-url>');
+  });
+
+  it('answers a method a path does not serve with 405 and the methods it does', async () => {
+    for (const method of ['TRACE', 'PUT']) {
+      const res = await rawRequest(`${app.url}/health`, method);
+      assert.equal(res.status, 405, method);
+      assert.match(res.allow ?? '', /GET/);
+      assert.deepEqual(JSON.parse(res.body), { success: false, error: 'method not allowed' });
+    }
+    const unknown = await rawRequest(`${app.url}/nowhere`, 'TRACE');
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(JSON.parse(unknown.body), { success: false, error: 'not found' });
+  });
+});
+
+/** Any method, TRACE included (fetch refuses it). */
+function rawRequest(url: string, method: string): Promise<{ status: number; allow?: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, allow: res.headers.allow, body }));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
