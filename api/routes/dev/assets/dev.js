@@ -36,11 +36,13 @@ function liveList() {
     const element = template.content.firstElementChild;
     if (!element) return;
     localTimes(element);
-    element.classList.add('new');
     const existing = list.querySelector(`[data-id="${CSS.escape(id)}"]`);
     if (existing) {
+      // Sent again after a reconnect: the same message, perhaps with a newer status.
+      element.className = existing.className;
       existing.replaceWith(element);
     } else {
+      element.classList.add('new');
       list.prepend(element);
       if (count) count.textContent = String(Number(count.textContent || '0') + 1);
     }
