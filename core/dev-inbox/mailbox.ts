@@ -58,7 +58,11 @@ type StoredMessage = Static<typeof StoredMessageSchema>;
 /** What the sink hands over for one accepted request. */
 export interface IncomingMessage {
   /** The parsed SendGrid v3 request body. */
-  body: { personalizations: Array<{ to?: Address[] }>; subject?: string; [key: string]: unknown };
+  body: {
+    personalizations: Array<{ to?: Address[]; [key: string]: unknown }>;
+    subject?: string;
+    [key: string]: unknown;
+  };
   /** The `X-Message-Id` the sink answered with. */
   messageId: string | undefined;
   receivedAt?: Date;

@@ -158,7 +158,7 @@ export function mountInbox(router: AppRouter, deps: AppDeps, dir: string): void 
       unsubscribe();
       stream.end();
     };
-    ctx.req.once('close', close);
+    ctx.res.once('close', close);
     stream.once('error', close);
   });
 }
