@@ -4,6 +4,7 @@ import { errorHandler } from './middleware/error-handler.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { referenceRoutes } from './openapi/routes.ts';
 import { mountRoutes, type RouteSpec } from './route.ts';
+import { mountDevPages } from './routes/dev/index.ts';
 import { emailRoutes } from './routes/email/index.ts';
 import { healthRoutes } from './routes/health/health.ts';
 import { keyRoutes } from './routes/keys/index.ts';
@@ -38,6 +39,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const router = new Router<AppState>();
   resolveWorkflowName(router);
   mountRoutes(router, ROUTES, deps);
+  // The dev inbox and template gallery: only with DEV_INBOX_DIR (npm run dev's mail sink).
+  mountDevPages(router, deps);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -63,6 +63,10 @@ async function main(): Promise<void> {
     { temporal: config.temporal.address, namespace: config.temporal.namespace },
     `gateway listening on http://localhost:${config.port} (public base URL ${config.publicBaseUrl})`,
   );
+  if (config.devInboxDir)
+    logger.info(
+      `dev inbox at http://localhost:${config.port}/dev/inbox, templates at /dev/templates (DEV_INBOX_DIR=${config.devInboxDir}; development only)`,
+    );
   // Say so at start, not on the first event: without a key, anyone who learns an
   // email id could post delivery events for it.
   if (config.authMode === 'trusted-headers')

@@ -52,6 +52,7 @@ const EnvSchema = Type.Object({
   SIGNUP_LIMIT_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
   TRUSTED_PROXIES: Type.String({ default: '' }),
   SENDGRID_WEBHOOK_ALLOW_UNSIGNED: Type.Boolean({ default: false }),
+  DEV_INBOX_DIR: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -98,6 +99,12 @@ export interface Config {
   };
   /** Addresses (or CIDRs) of proxies whose X-Forwarded-For is believed. */
   trustedProxies: string[];
+  /**
+   * The dev mail sink's folder: when set (only `npm run dev` sets it, and only
+   * while the sink is on), the gateway serves the dev inbox (/dev/inbox) and the
+   * template gallery (/dev/templates). Unset: those routes do not exist.
+   */
+  devInboxDir: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -187,6 +194,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       perIpPerMinute: e.SIGNUP_LIMIT_PER_IP,
     },
     trustedProxies: trustedProxies(list(e.TRUSTED_PROXIES), fail),
+    devInboxDir: e.DEV_INBOX_DIR,
   };
 }
 

@@ -20,7 +20,8 @@ import {
  *
  *   Temporal dev server  127.0.0.1:7233, Web UI http://localhost:8233, history in .data/temporal.db
  *   MongoDB protocol     127.0.0.1:27017 (FerretDB over SQLite in .data/mongo/)
- *   mail sink            SendGrid-compatible, saves messages to .data/mail/
+ *   mail sink            SendGrid-compatible, saves messages to .data/mail/;
+ *                        the gateway shows them at /dev/inbox (templates at /dev/templates)
  *   worker               worker/worker.ts
  *   gateway              api/server.ts on PORT (3000)
  *
@@ -138,21 +139,28 @@ async function main(): Promise<void> {
     say('mongo', 'using MONGODB_URI from the environment');
   }
 
+  const inboxUrl = `http://localhost:${port}/dev/inbox`;
   if (env['SENDGRID_API_KEY']) {
+    // A DEV_INBOX_DIR from .env would show a folder nothing writes to: the inbox is the sink's.
+    delete childEnv['DEV_INBOX_DIR'];
     say('mail', 'SENDGRID_API_KEY is set: mail goes to real SendGrid');
   } else {
     sink = await startMailSink({
       dir: join(DATA, 'mail'),
       log: (line) => say('mail', line),
       webhookUrl: `http://127.0.0.1:${port}/api/email/webhooks/sendgrid`,
+      linkTo: (id) => `${inboxUrl}/messages/${encodeURIComponent(id)}`,
     });
     // "SG." prefix: @sendgrid/mail warns about keys without it; the sink accepts any key.
     childEnv['SENDGRID_API_KEY'] = 'SG.dev-sink';
     childEnv['SENDGRID_BASE_URL'] = sink.url;
+    // Only while the sink is on: the gateway then serves the dev inbox (api/routes/dev/).
+    childEnv['DEV_INBOX_DIR'] = sink.dir;
     say(
       'mail',
       `no SENDGRID_API_KEY: mail goes to the local sink (${sink.url}), saved in .data/mail/ — nothing is delivered`,
     );
+    say('mail', `dev inbox: ${inboxUrl} · template gallery: http://localhost:${port}/dev/templates`);
     say('mail', 'set SENDGRID_API_KEY (environment or .env) to send through real SendGrid');
   }
 
@@ -164,6 +172,7 @@ async function main(): Promise<void> {
     'dev',
     `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: gateway http://localhost:${port}` +
       (temporal ? `, Temporal UI ${temporal.uiUrl}` : '') +
+      (sink ? `, dev inbox ${inboxUrl}` : '') +
       ' — Ctrl-C stops everything',
   );
 }

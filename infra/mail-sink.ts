@@ -1,17 +1,12 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import {
-  FakeSendGrid,
-  type PlannedAnswer,
-  type ReceivedMail,
-  type SendGridMailBody,
-} from './fake-sendgrid.ts';
+import { saveMessage } from '../core/dev-inbox/mailbox.ts';
+import { FakeSendGrid, type PlannedAnswer, type SendGridMailBody } from './fake-sendgrid.ts';
 
 /**
  * `npm run dev` without SENDGRID_API_KEY: a local SendGrid v3 endpoint that
  * accepts every message and keeps it on disk instead of delivering it, so the
- * whole path (record → render → provider call → status) runs as in production
- * and the rendered email can be opened in a browser.
+ * whole path (record → render → provider call → status) runs as in production.
+ * The gateway's dev inbox (/dev/inbox, api/routes/dev/) shows what it saved;
+ * the folder format is core/dev-inbox/mailbox.ts.
  *
  * Some recipient addresses make it misbehave like a real provider, so retries,
  * cancellation and bounces can be watched (docs/workflows.md has the table):
@@ -58,8 +53,9 @@ export async function startMailSink(options: {
   webhookUrl?: string;
   /** How long `slow@…` holds a message (default 20 s). */
   slowMs?: number;
+  /** Where a saved message can be seen (the dev inbox's page for it); default: its .html file. */
+  linkTo?: (id: string, htmlFile: string) => string;
 }): Promise<MailSink> {
-  mkdirSync(options.dir, { recursive: true });
   const fake = new FakeSendGrid();
   // Messages (by email id) whose first attempt fail-once already failed; bounded.
   const failedOnce = new Set<string>();
@@ -104,16 +100,7 @@ export async function startMailSink(options: {
     options.log(`${to}: ${behaviour}, ${what}`);
     return chosen;
   };
-  fake.onAccepted = (mail) => {
-    try {
-      const { html, to } = save(options.dir, mail);
-      options.log(`${to} / ${mail.body.subject}  →  ${html}`);
-    } catch (err) {
-      options.log(`could not save a message: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    // Nothing is kept in memory: the dev server may run for days.
-    fake.received.length = 0;
-  };
+  captureInto(fake, options);
   await fake.start(options.port ?? 0);
   sink.url = fake.url;
   return sink;
@@ -147,24 +134,23 @@ async function postBounce(url: string, emailId: string, to: string): Promise<str
   }
 }
 
-function save(dir: string, mail: ReceivedMail): { html: string; to: string } {
-  const to = mail.body.personalizations.flatMap((p) => p.to.map((r) => r.email)).join(', ') || 'unknown';
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  // Recipient addresses come from API callers: keep only filename-safe characters.
-  const safeTo = to
-    .split(',')[0]!
-    .trim()
-    .replace(/[^a-zA-Z0-9@._-]/g, '_')
-    .slice(0, 80);
-  const base = join(dir, `${stamp}-${safeTo}`);
-  const htmlPart = mail.body.content.find((c) => c.type === 'text/html');
-  const textPart = mail.body.content.find((c) => c.type === 'text/plain');
-  const html = `${base}.html`;
-  writeFileSync(html, htmlPart?.value ?? `<pre>${escapeHtml(textPart?.value ?? '')}</pre>`);
-  writeFileSync(`${base}.json`, JSON.stringify({ messageId: mail.messageId, ...mail.body }, null, 2));
-  return { html, to };
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/**
+ * Saves every message `fake` accepts into `options.dir` (the sink's behaviour;
+ * tests give it their FakeSendGrid to fill a dev inbox the same way).
+ */
+export function captureInto(
+  fake: FakeSendGrid,
+  options: { dir: string; log?: (line: string) => void; linkTo?: (id: string, htmlFile: string) => string },
+): void {
+  fake.onAccepted = (mail) => {
+    try {
+      const { id, htmlFile } = saveMessage(options.dir, { body: mail.body, messageId: mail.messageId });
+      const to = mail.body.personalizations.flatMap((p) => p.to.map((r) => r.email)).join(', ') || 'unknown';
+      options.log?.(`${to} / ${mail.body.subject}  →  ${options.linkTo?.(id, htmlFile) ?? htmlFile}`);
+    } catch (err) {
+      options.log?.(`could not save a message: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    // Nothing is kept in memory: the dev server may run for days.
+    fake.received.length = 0;
+  };
 }
