@@ -5,6 +5,7 @@ import { connectDatabase, type Database } from '../core/db.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { createApp } from './app.ts';
+import { metricsApp } from './middleware/metrics.ts';
 
 /**
  * The gateway process: configuration, MongoDB, a Temporal client, the email
@@ -17,6 +18,7 @@ const logger = createLogger('api', config);
 
 let shuttingDown = false;
 let server: Server | undefined;
+let metricsServer: Server | undefined;
 let database: Database | undefined;
 let connection: Connection | undefined;
 
@@ -61,6 +63,14 @@ async function main(): Promise<void> {
     { temporal: config.temporal.address, namespace: config.temporal.namespace },
     `gateway listening on http://localhost:${config.port} (public base URL ${config.publicBaseUrl})`,
   );
+  if (config.metricsPort !== undefined) {
+    metricsServer = metricsApp().listen(config.metricsPort);
+    await new Promise<void>((resolve, reject) => {
+      metricsServer!.once('listening', resolve);
+      metricsServer!.once('error', reject);
+    });
+    logger.info(`metrics on http://localhost:${config.metricsPort}/metrics`);
+  }
   // Say so at start, not on the first event: without a key, anyone who learns an
   // email id could post delivery events for it.
   if (!config.sendgrid.webhookPublicKey)
@@ -83,6 +93,8 @@ async function shutdown(signal: string, log: Logger): Promise<void> {
     await new Promise<void>((resolve) => server!.close(() => resolve()));
   }
   clearTimeout(force);
+  metricsServer?.closeAllConnections();
+  if (metricsServer?.listening) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
   await Promise.allSettled([database?.close(), connection?.close()]);
   log.info('stopped');
   process.exit(0);

@@ -11,12 +11,19 @@ import { createLogger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { createWorker } from './create-worker.ts';
 import { PinoTemporalLogger } from './temporal-logger.ts';
+import { telemetryOptions } from './telemetry.ts';
 
 const config = loadConfigOrExit();
 const logger = createLogger('worker', config);
 // Signals are ours, not the Runtime's: its handlers only stop running workers,
 // so a signal while we still wait for Temporal would be swallowed.
-Runtime.install({ logger: new PinoTemporalLogger(logger), shutdownSignals: [] });
+Runtime.install({
+  logger: new PinoTemporalLogger(logger),
+  shutdownSignals: [],
+  telemetryOptions: telemetryOptions(config),
+});
+if (config.workerMetricsAddress)
+  logger.info(`Temporal SDK metrics on http://${config.workerMetricsAddress}/metrics`);
 
 const state: { worker?: Worker; stopping: boolean } = { stopping: false };
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
+import { workflowTriggers } from '../../../core/metrics.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { HttpError } from '../../http-error.ts';
@@ -53,10 +54,19 @@ export const triggerRoute = defineRoute({
   },
   async handler(ctx, { temporal, config }) {
     const def = ctx.state.workflow;
-    const input = validateWorkflowInput(def, ctx.request.body);
+    const count = (result: 'started' | 'already_started' | 'invalid' | 'failed') =>
+      workflowTriggers.inc({ workflow: def.name, result });
+    let input: Record<string, unknown>;
+    try {
+      input = validateWorkflowInput(def, ctx.request.body);
+    } catch (err) {
+      count('invalid');
+      throw err;
+    }
     const caller = ctx.state.caller;
     const idempotencyKey = ctx.get('idempotency-key') || undefined;
     if (idempotencyKey && (idempotencyKey.length > 255 || hasControlCharacters(idempotencyKey))) {
+      count('invalid');
       throw new HttpError(400, IDEMPOTENCY_KEY_INVALID);
     }
     const workflowId = runIdFor(def.name, idempotencyKey, caller.companyId);
@@ -75,9 +85,14 @@ export const triggerRoute = defineRoute({
           workflowIdConflictPolicy: 'USE_EXISTING',
         }),
       );
+      count('started');
     } catch (err) {
       // Only reachable with an Idempotency-Key: random ids never collide.
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw temporalError(err, 'start workflow');
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+        count('failed');
+        throw temporalError(err, 'start workflow');
+      }
+      count('already_started');
     }
     ctx.status = 202;
     ctx.body = { success: true, runId: workflowId, workflowName: def.name };
