@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import type { RuntimeOptions } from '@temporalio/worker';
 import type { Config } from '../core/config.ts';
