@@ -1,15 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../core/config.ts';
-import { createLogger } from '../core/logger.ts';
-import { createApp } from '../api/app.ts';
-import { metricsApp } from '../api/middleware/metrics.ts';
-import { Client, Connection } from '@temporalio/client';
+import { freePort } from '../infra/services.ts';
 import { Scrape } from './support/metrics.ts';
 import { invoiceBody } from './support/sample-emails.ts';
-import { mongoUri, TEST_SECRET } from './support/env.ts';
-import { serve } from './support/serve.ts';
+import { TEST_SECRET } from './support/env.ts';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 
 /**
@@ -19,6 +18,7 @@ import { WorkflowHarness } from './support/workflow-harness.ts';
  * count. The registry is per process, so every assertion is on the change
  * between a scrape before and one after.
  */
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const h = new WorkflowHarness();
 before(() => h.start({ AUTH_MODE: 'trusted-headers', SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true' }));
 after(() => h.stop());
@@ -169,35 +169,34 @@ describe('GET /metrics', () => {
 });
 
 describe('METRICS_PORT', () => {
-  it('moves /metrics off the gateway port to a listener of its own', async () => {
-    const config = loadConfig({
-      MONGODB_URI: mongoUri(),
-      MAILROOM_SECRET: TEST_SECRET,
-      AUTH_MODE: 'trusted-headers',
-      LOG_LEVEL: 'silent',
-      METRICS_PORT: '9464',
+  it('the gateway process serves /metrics on that port only', { timeout: 60_000 }, async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const gateway = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env['PATH'],
+        PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        MONGODB_URI: h.mongoUriForChild(),
+        TEMPORAL_ADDRESS: h.config.temporal.address,
+        MAILROOM_SECRET: TEST_SECRET,
+        AUTH_MODE: 'trusted-headers',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     });
-    assert.equal(config.metricsPort, 9464);
-    const temporal = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
-    const gateway = await serve(
-      createApp({
-        config,
-        logger: createLogger('test', config),
-        db: h.database.db,
-        temporal,
-        email: h.email,
-      }),
-    );
-    const metrics = await serve(metricsApp());
+    const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
     try {
-      assert.equal((await fetch(`${gateway.url}/metrics`)).status, 404);
-      const s = await Scrape.of(`${metrics.url}/metrics`);
-      assert.ok(s.has('mailroom_http_requests_total'));
-      assert.equal((await fetch(`${metrics.url}/api/email/send`)).status, 404);
+      const base = `http://127.0.0.1:${port}`;
+      await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok);
+      assert.equal((await fetch(`${base}/metrics`)).status, 404);
+      const scrape = await Scrape.of(`http://127.0.0.1:${metricsPort}/metrics`);
+      assert.ok(scrape.value('mailroom_http_requests_total', { route: '/health', status: '200' }) >= 1);
+      assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/health`)).status, 404);
     } finally {
-      await gateway.close();
-      await metrics.close();
+      gateway.kill('SIGTERM');
     }
+    assert.equal(await exited, 0, 'the gateway stops cleanly, its metrics listener included');
   });
 
   it('must differ from PORT', () => {
@@ -207,3 +206,12 @@ describe('METRICS_PORT', () => {
     );
   });
 });
+
+/** Polls `probe` (connection errors count as "not yet") until it is true; 30 s at most. */
+async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await probe().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
