@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../core/config.ts';
 import { freePort } from '../infra/services.ts';
+import { startEmailApp } from './support/email-app.ts';
 import { Scrape } from './support/metrics.ts';
 import { invoiceBody } from './support/sample-emails.ts';
 import { TEST_SECRET } from './support/env.ts';
@@ -165,6 +166,37 @@ describe('GET /metrics', () => {
         before.value('mailroom_http_requests_total', { ...route, status: '404' }),
       1,
     );
+  });
+});
+
+describe('opens dropped', () => {
+  it('a pixel open that cannot be written is counted as dropped; the pixel is served anyway', async () => {
+    const app = await startEmailApp({ env: { AUTH_MODE: 'trusted-headers' } });
+    try {
+      const sent = await app.post('/api/email/send', invoiceBody());
+      const record = await app.database.db
+        .collection<{ _id: string; view_key: string }>('emails')
+        .findOne({ _id: String(sent.body['email_id']) });
+      const before = await Scrape.of(`${app.url}/metrics`);
+      await app.database.client.close(); // the database is gone: the write fails
+      const pixel = await fetch(
+        `${app.url}/api/email/track?view_key=${encodeURIComponent(record!.view_key)}`,
+      );
+      assert.equal(pixel.status, 200);
+      assert.equal(pixel.headers.get('content-type'), 'image/gif');
+      await pixel.arrayBuffer();
+      const now = await Scrape.of(`${app.url}/metrics`);
+      assert.equal(
+        now.value('mailroom_opens_dropped_total') - before.value('mailroom_opens_dropped_total'),
+        1,
+      );
+      assert.equal(
+        now.value('mailroom_opens_recorded_total') - before.value('mailroom_opens_recorded_total'),
+        0,
+      );
+    } finally {
+      await app.close().catch(() => undefined);
+    }
   });
 });
 
