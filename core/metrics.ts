@@ -4,8 +4,9 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
  * Mailroom's Prometheus metrics: one registry per process, defined here and
  * recorded into by the code that knows what happened (the send pipeline, the
  * webhook handler, the tracking code, the gateway's middleware and routes).
- * The gateway serves the registry at `GET /metrics` (api/middleware/metrics.ts);
- * docs/metrics.md describes every series.
+ * The gateway serves the registry at `GET /metrics` (api/middleware/metrics.ts),
+ * the worker beside the Temporal SDK's metrics (worker/telemetry.ts): each
+ * process counts what happens in it. docs/metrics.md describes every series.
  *
  * Every label value comes from a bounded set (route templates, template ids
  * the validator accepted, error kinds, known event types, registered workflow
