@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { keyStore } from '../core/api-keys/key-store.ts';
 import { createApp } from './app.ts';
+import { metricsApp } from './middleware/metrics.ts';
 
 /**
  * The gateway process: configuration, MongoDB, a Temporal client, the email
@@ -18,6 +19,7 @@ const logger = createLogger('api', config);
 
 let shuttingDown = false;
 let server: Server | undefined;
+let metricsServer: Server | undefined;
 let database: Database | undefined;
 let connection: Connection | undefined;
 
@@ -67,6 +69,14 @@ async function main(): Promise<void> {
     logger.info(
       `dev inbox at http://localhost:${config.port}/dev/inbox, templates at /dev/templates (DEV_INBOX_DIR=${config.devInboxDir}; development only)`,
     );
+  if (config.metricsPort !== undefined) {
+    metricsServer = metricsApp().listen(config.metricsPort);
+    await new Promise<void>((resolve, reject) => {
+      metricsServer!.once('listening', resolve);
+      metricsServer!.once('error', reject);
+    });
+    logger.info(`metrics on http://localhost:${config.metricsPort}/metrics`);
+  }
   // Say so at start, not on the first event: without a key, anyone who learns an
   // email id could post delivery events for it.
   if (config.authMode === 'trusted-headers')
@@ -96,6 +106,8 @@ async function shutdown(signal: string, log: Logger): Promise<void> {
     await new Promise<void>((resolve) => server!.close(() => resolve()));
   }
   clearTimeout(force);
+  metricsServer?.closeAllConnections();
+  if (metricsServer?.listening) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
   await Promise.allSettled([database?.close(), connection?.close()]);
   log.info('stopped');
   process.exit(0);

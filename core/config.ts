@@ -18,6 +18,8 @@ const enumOf = <T extends string>(values: readonly T[], defaultValue: T) =>
 
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 3000 }),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  WORKER_METRICS_ADDRESS: Type.Optional(Type.String({ pattern: '^[^\\s]+:\\d+$' })),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
   MONGODB_URI: Type.String({
     pattern: '^mongodb(\\+srv)?://',
@@ -65,6 +67,10 @@ const HINTS: Record<string, string> = {
 
 export interface Config {
   port: number;
+  /** A listener of its own for `GET /metrics`; undefined: /metrics is served on `port`. */
+  metricsPort: number | undefined;
+  /** host:port where the worker serves the Temporal SDK's Prometheus metrics; undefined: not served. */
+  workerMetricsAddress: string | undefined;
   publicBaseUrl: string;
   mongodbUri: string;
   temporal: { address: string; namespace: string; taskQueue: string };
@@ -155,8 +161,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       .map((item) => item.trim())
       .filter(Boolean);
   const publicBaseUrl = withoutTrailingSlashes(e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`);
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT === e.PORT)
+    throw fail('METRICS_PORT', 'must differ from PORT (unset it to serve /metrics on PORT)');
   return {
     port: e.PORT,
+    metricsPort: e.METRICS_PORT,
+    workerMetricsAddress: e.WORKER_METRICS_ADDRESS,
     publicBaseUrl,
     mongodbUri: e.MONGODB_URI,
     temporal: {

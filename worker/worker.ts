@@ -11,12 +11,27 @@ import { createLogger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { createWorker } from './create-worker.ts';
 import { PinoTemporalLogger } from './temporal-logger.ts';
+import { workerMetrics } from './telemetry.ts';
 
 const config = loadConfigOrExit();
 const logger = createLogger('worker', config);
+const metrics = await workerMetrics(config);
 // Signals are ours, not the Runtime's: its handlers only stop running workers,
 // so a signal while we still wait for Temporal would be swallowed.
-Runtime.install({ logger: new PinoTemporalLogger(logger), shutdownSignals: [] });
+Runtime.install({
+  logger: new PinoTemporalLogger(logger),
+  shutdownSignals: [],
+  ...(metrics ? { telemetryOptions: metrics.telemetryOptions } : {}),
+});
+if (metrics) {
+  try {
+    await metrics.listen();
+  } catch (err) {
+    logger.fatal({ err }, `WORKER_METRICS_ADDRESS ${config.workerMetricsAddress} cannot be bound`);
+    process.exit(1);
+  }
+  logger.info(`metrics (Mailroom and Temporal SDK) on http://${config.workerMetricsAddress}/metrics`);
+}
 
 const state: { worker?: Worker; stopping: boolean } = { stopping: false };
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -97,5 +112,6 @@ try {
 } finally {
   await connection.close();
   await database.close();
+  await metrics?.close();
   logger.info('worker stopped');
 }

@@ -4,6 +4,7 @@ import { CUSTOM_TEMPLATE_ID } from '../../templates/index.ts';
 import { MailroomError, isDuplicateKeyError, isMailroomError } from '../errors.ts';
 import type { Identity } from '../identity.ts';
 import type { Logger } from '../logger.ts';
+import { emailsFailed, emailsSent, providerCallDuration } from '../metrics.ts';
 import type { IdempotencyKeys } from './idempotency-keys.ts';
 import { IN_PROGRESS, NOT_CONFIGURED, SENT_MESSAGE, providerUnavailable } from './messages.ts';
 import type { MailProvider, OutgoingAttachment } from './provider.ts';
@@ -131,11 +132,13 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     }
 
     if (!provider) {
+      emailsFailed.inc({ template: input.templateId, kind: 'not_configured' });
       await records.markFailed(record.email_id, NOT_CONFIGURED, 'not_configured');
       throw new MailroomError('not_configured', NOT_CONFIGURED);
     }
 
     let providerId: string;
+    const stopTimer = providerCallDuration.startTimer();
     try {
       ({ providerId } = await provider.send({
         emailId: record.email_id,
@@ -150,12 +153,15 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         attachments,
         categories: input.tags,
       }));
+      stopTimer({ outcome: 'ok' });
     } catch (err) {
       const failure = isMailroomError(err)
         ? err
         : new MailroomError('transient', providerUnavailable(String((err as Error)?.message ?? err)), {
             cause: err,
           });
+      stopTimer({ outcome: failure.kind });
+      emailsFailed.inc({ template: input.templateId, kind: failure.kind });
       logger.warn(
         { email_id: record.email_id, kind: failure.kind, reason: failure.message },
         'email send failed',
@@ -168,6 +174,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       } else await records.markFailed(record.email_id, failure.message, failure.kind);
       throw failure;
     }
+    emailsSent.inc({ template: input.templateId });
 
     try {
       await records.markSent(record.email_id, providerId);

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import { MailroomError } from '../errors.ts';
 import { isUuid } from '../identity.ts';
 import type { Logger } from '../logger.ts';
+import { opensDropped } from '../metrics.ts';
 import { isPlainObject } from '../validation.ts';
 import { createAttachmentFetcher, resolveAttachments, type AttachmentFetcher } from './attachments.ts';
 import { authorizeSend, authorizeStatus, canSee } from './auth.ts';
@@ -109,7 +110,8 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       try {
         await recordOpen(records, viewKey);
       } catch (err) {
-        // The pixel must always render; a lost open is logged, not surfaced.
+        // The pixel must always render; a lost open is logged and counted, not surfaced.
+        opensDropped.inc();
         logger.error({ err }, 'recording an open failed');
       }
     },

@@ -1,4 +1,5 @@
 import { MailroomError } from '../errors.ts';
+import { opensRecorded } from '../metrics.ts';
 import { parse } from '../validation.ts';
 import { EMAIL_NOT_FOUND, describeBodyProblem, invalidEventType } from './messages.ts';
 import type { RecordStore } from './record-store.ts';
@@ -22,7 +23,7 @@ import { looksLikeViewKey } from './view-key.ts';
 /** Pixel GET: unknown or missing key does nothing (the pixel must never reveal whether a key exists). */
 export async function recordOpen(records: RecordStore, viewKey: string | undefined): Promise<void> {
   if (!looksLikeViewKey(viewKey)) return;
-  await records.applyEvent({ view_key: viewKey }, 'opened');
+  if (await records.applyEvent({ view_key: viewKey }, 'opened')) opensRecorded.inc();
 }
 
 /** POST /api/email/track. */

@@ -1,6 +1,7 @@
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import { MailroomError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { webhookEventType, webhookEvents } from '../metrics.ts';
 import {
   INVALID_WEBHOOK_SIGNATURE,
   WEBHOOK_BODY_NOT_ARRAY,
@@ -99,13 +100,19 @@ export function createWebhookHandler(deps: {
     for (const event of events) {
       const e = event as { email_id?: unknown; event?: unknown; timestamp?: unknown } | null;
       const mapped = typeof e?.event === 'string' ? EVENT_MAP[e.event] : undefined;
-      if (!mapped || !isUuid(e?.email_id)) continue;
+      const type = webhookEventType(e?.event);
+      if (!mapped || !isUuid(e?.email_id)) {
+        webhookEvents.inc({ type, result: 'ignored' });
+        continue;
+      }
       // SendGrid's `timestamp` is Unix seconds; fall back to now if absent or absurd.
       const at =
         typeof e.timestamp === 'number' && e.timestamp > 0 && e.timestamp < 1e11
           ? new Date(e.timestamp * 1000)
           : new Date();
-      if (await deps.records.applyEvent({ email_id: e.email_id.toLowerCase() }, mapped, at)) applied++;
+      const changed = await deps.records.applyEvent({ email_id: e.email_id.toLowerCase() }, mapped, at);
+      webhookEvents.inc({ type, result: changed ? 'applied' : 'ignored' });
+      if (changed) applied++;
     }
     deps.logger.debug({ received: events.length, applied }, 'sendgrid webhook');
     return { applied };

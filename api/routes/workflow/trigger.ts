@@ -4,6 +4,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
 import { COMPANY_ID, EMAIL_ACTION, USER_ID } from '../../../core/workflows/search-attributes.ts';
+import { workflowTriggers } from '../../../core/metrics.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { hasControlCharacters } from '../../../core/validation.ts';
@@ -81,10 +82,19 @@ export const triggerRoute = defineRoute({
   },
   async handler(ctx, { temporal, config }) {
     const def = ctx.state.workflow;
+    const count = (result: 'started' | 'already_started' | 'invalid' | 'failed') =>
+      workflowTriggers.inc({ workflow: def.name, result });
     const caller = runOwner(ctx.state.principal);
-    const input = validateWorkflowInput(def, ctx.request.body, caller);
+    let input: Record<string, unknown>;
+    try {
+      input = validateWorkflowInput(def, ctx.request.body, caller);
+    } catch (err) {
+      count('invalid');
+      throw err;
+    }
     const idempotencyKey = ctx.get('idempotency-key') || undefined;
     if (idempotencyKey && (idempotencyKey.length > 255 || hasControlCharacters(idempotencyKey))) {
+      count('invalid');
       throw new HttpError(400, IDEMPOTENCY_KEY_INVALID);
     }
     const workflowId = runIdFor(def.name, idempotencyKey, caller.companyId, config.secret);
@@ -104,9 +114,14 @@ export const triggerRoute = defineRoute({
           workflowIdConflictPolicy: 'USE_EXISTING',
         }),
       );
+      count('started');
     } catch (err) {
       // Only reachable with an Idempotency-Key: random ids never collide.
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw temporalError(err, 'start workflow');
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+        count('failed');
+        throw temporalError(err, 'start workflow');
+      }
+      count('already_started');
     }
     ctx.status = 202;
     ctx.body = { success: true, runId: workflowId, workflowName: def.name };

@@ -1,0 +1,61 @@
+import type { Context, Next } from 'koa';
+import Koa from 'koa';
+import { exposition, httpRequestDuration, httpRequests } from '../../core/metrics.ts';
+
+/** The `route` label of a request no route matched: raw paths would mint a series per URL. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/**
+ * Counts and times every request by method, route template and final status
+ * (mailroom_http_requests_total, mailroom_http_request_duration_seconds). The
+ * route is the matched route's path template (`/api/workflow/:workflowName`),
+ * never the raw URL, so ids and query strings never become label values.
+ * Mounted outside the error handler, it sees the status the caller got.
+ */
+export function httpMetrics() {
+  return async function recordHttpMetrics(ctx: Context, next: Next): Promise<void> {
+    const stopTimer = httpRequestDuration.startTimer();
+    try {
+      await next();
+    } finally {
+      const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
+      const labels = {
+        method: ctx.method,
+        route: typeof matched === 'string' ? matched : UNMATCHED_ROUTE,
+        status: String(ctx.status),
+      };
+      stopTimer(labels);
+      httpRequests.inc(labels);
+    }
+  };
+}
+
+export const METRICS_PATH = '/metrics';
+
+/**
+ * `GET /metrics`: the process's registry in Prometheus' text format
+ * (core/metrics.ts). Unauthenticated, for scrapers; with METRICS_PORT set it
+ * is served only on that port (metricsApp) instead of the gateway's.
+ */
+export function metricsEndpoint() {
+  return async function serveMetrics(ctx: Context, next: Next): Promise<void> {
+    if (ctx.path !== METRICS_PATH) return next();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      ctx.status = 405;
+      ctx.set('Allow', 'GET, HEAD');
+      return;
+    }
+    const { contentType, body } = await exposition();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = contentType;
+    ctx.body = body;
+  };
+}
+
+/** The listener for METRICS_PORT: `/metrics` and nothing else (404). */
+export function metricsApp(): Koa {
+  const app = new Koa();
+  app.silent = true;
+  app.use(metricsEndpoint());
+  return app;
+}

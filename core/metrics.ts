@@ -1,0 +1,108 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Mailroom's Prometheus metrics: one registry per process, defined here and
+ * recorded into by the code that knows what happened (the send pipeline, the
+ * webhook handler, the tracking code, the gateway's middleware and routes).
+ * The gateway serves the registry at `GET /metrics` (api/middleware/metrics.ts),
+ * the worker beside the Temporal SDK's metrics (worker/telemetry.ts): each
+ * process counts what happens in it. docs/metrics.md describes every series.
+ *
+ * Every label value comes from a bounded set (route templates, template ids
+ * the validator accepted, error kinds, known event types, registered workflow
+ * names): a caller can never mint a new series by sending odd input.
+ */
+export const registry = new Registry();
+
+// CPU, memory, event-loop lag, GC and handles of the process (prom-client's standard set).
+collectDefaultMetrics({ register: registry });
+
+/** Seconds; from 5 ms (a cached read) to 30 s (the provider's own timeout). */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export const httpRequests = new Counter({
+  name: 'mailroom_http_requests_total',
+  help: 'HTTP requests answered by the gateway, by method, route template and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
+});
+
+export const httpRequestDuration = new Histogram({
+  name: 'mailroom_http_request_duration_seconds',
+  help: 'Time from receiving a request to answering it, by method, route template and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const emailsSent = new Counter({
+  name: 'mailroom_emails_sent_total',
+  help: 'Emails the provider accepted, by template.',
+  labelNames: ['template'] as const,
+  registers: [registry],
+});
+
+export const emailsFailed = new Counter({
+  name: 'mailroom_emails_failed_total',
+  help: 'Delivery attempts that failed, by template and failure kind (not_configured, provider_rejected, transient).',
+  labelNames: ['template', 'kind'] as const,
+  registers: [registry],
+});
+
+export const providerCallDuration = new Histogram({
+  name: 'mailroom_provider_request_duration_seconds',
+  help: "Duration of one call to the email provider's send API, by outcome (ok, provider_rejected, transient).",
+  labelNames: ['outcome'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+/** SendGrid Event Webhook event types; anything else is counted as `other`. */
+export const WEBHOOK_EVENT_TYPES = new Set([
+  'processed',
+  'deferred',
+  'delivered',
+  'open',
+  'click',
+  'bounce',
+  'dropped',
+  'spamreport',
+  'unsubscribe',
+  'group_unsubscribe',
+  'group_resubscribe',
+]);
+
+export const webhookEvents = new Counter({
+  name: 'mailroom_webhook_events_total',
+  help: 'SendGrid Event Webhook events received, by event type and whether they changed a record (applied) or not (ignored).',
+  labelNames: ['type', 'result'] as const,
+  registers: [registry],
+});
+
+/** The `type` label of a webhook event: its SendGrid name when known, else `other`. */
+export const webhookEventType = (type: unknown): string =>
+  typeof type === 'string' && WEBHOOK_EVENT_TYPES.has(type) ? type : 'other';
+
+export const workflowTriggers = new Counter({
+  name: 'mailroom_workflow_triggers_total',
+  help: 'Workflow trigger requests, by workflow name and result (started, already_started, invalid, failed).',
+  labelNames: ['workflow', 'result'] as const,
+  registers: [registry],
+});
+
+export const opensRecorded = new Counter({
+  name: 'mailroom_opens_recorded_total',
+  help: 'Tracking-pixel opens written to their email record.',
+  registers: [registry],
+});
+
+export const opensDropped = new Counter({
+  name: 'mailroom_opens_dropped_total',
+  help: 'Tracking-pixel opens for a well-formed view key that were not written (write failed or no room to buffer them).',
+  registers: [registry],
+});
+
+/** The registry in Prometheus' text format, with its content type. */
+export async function exposition(): Promise<{ contentType: string; body: string }> {
+  return { contentType: registry.contentType, body: await registry.metrics() };
+}

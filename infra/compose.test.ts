@@ -1,0 +1,118 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+
+/**
+ * docker-compose.yml is well-formed where no container engine runs: Debian's
+ * `docker-compose` resolves it (`docker-compose config`), and the resolved
+ * stack is what infra/prometheus.yml scrapes. The environment is a clean one
+ * and `.env` is ignored, so a developer's settings cannot change the answer.
+ */
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+const SECRET = 'compose-test-secret-0123456789abcdef';
+
+interface Service {
+  environment?: Record<string, string | number>;
+  expose?: string[];
+  ports?: string[];
+  profiles?: string[];
+  volumes?: Array<string | { source?: string; target?: string }>;
+}
+
+function compose(args: string[], env: Record<string, string> = { MAILROOM_SECRET: SECRET }) {
+  const scratch = mkdtempSync(join(tmpdir(), 'mailroom-compose-'));
+  const envFile = join(scratch, 'empty.env');
+  writeFileSync(envFile, '');
+  try {
+    const run = spawnSync('docker-compose', ['--env-file', envFile, '-f', 'docker-compose.yml', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: scratch, ...env },
+      encoding: 'utf8',
+    });
+    if ((run.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT')
+      throw new Error(
+        "docker-compose is not installed: install Debian's package (apt-get install -y docker-compose; .ci/run does) to validate docker-compose.yml",
+      );
+    if (run.error) throw run.error;
+    return run;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function resolved(): Record<string, Service> {
+  const run = compose(['--profile', 'monitoring', 'config']);
+  assert.equal(run.status, 0, run.stderr);
+  return (parse(run.stdout) as { services: Record<string, Service> }).services;
+}
+
+describe('docker-compose.yml', () => {
+  it('validates with `docker-compose config`, with and without the monitoring profile', () => {
+    for (const args of [
+      ['config', '-q'],
+      ['--profile', 'monitoring', 'config', '-q'],
+    ]) {
+      const run = compose(args);
+      assert.equal(run.status, 0, `docker-compose ${args.join(' ')}: ${run.stderr}`);
+    }
+  });
+
+  it('refuses to resolve without MAILROOM_SECRET, naming it', () => {
+    const run = compose(['config', '-q'], {});
+    assert.notEqual(run.status, 0);
+    assert.match(run.stderr, /set MAILROOM_SECRET to 32\+ random characters/);
+  });
+
+  it('Prometheus scrapes the ports the gateway, the worker and Temporal serve metrics on', () => {
+    const services = resolved();
+    const prometheus = services['prometheus'];
+    assert.ok(prometheus, 'a prometheus service');
+    assert.deepEqual(prometheus.profiles, ['monitoring'], 'only with --profile monitoring');
+    const mounted = (prometheus.volumes ?? []).map((v) =>
+      typeof v === 'string' ? v : `${v.source}:${v.target}`,
+    );
+    assert.ok(
+      mounted.some((v) =>
+        v.startsWith(`${join(ROOT, 'infra/prometheus.yml')}:/etc/prometheus/prometheus.yml`),
+      ),
+      `infra/prometheus.yml is mounted (${mounted.join(', ')})`,
+    );
+
+    const scrape = parse(readFileSync(join(ROOT, 'infra/prometheus.yml'), 'utf8')) as {
+      scrape_configs: Array<{
+        job_name: string;
+        static_configs?: Array<{ targets: string[] }>;
+        dns_sd_configs?: Array<{ names: string[]; port: number }>;
+      }>;
+    };
+    const targets = scrape.scrape_configs.flatMap((job) => [
+      ...(job.static_configs ?? []).flatMap((c) => c.targets),
+      ...(job.dns_sd_configs ?? []).flatMap((c) => c.names.map((n) => `${n}:${c.port}`)),
+    ]);
+
+    const api = services['api']!;
+    const apiPort = String(api.environment?.['METRICS_PORT']);
+    assert.notEqual(
+      apiPort,
+      String(api.environment?.['PORT']),
+      'the gateway serves /metrics off its public port',
+    );
+    assert.ok(api.expose?.includes(apiPort), 'the gateway exposes its metrics port to the network');
+    assert.ok(!(api.ports ?? []).some((p) => String(p).includes(apiPort)), 'and does not publish it');
+    const worker = services['worker']!;
+    const workerPort = String(worker.environment?.['WORKER_METRICS_ADDRESS']).split(':').pop()!;
+    assert.equal(String(worker.environment?.['WORKER_METRICS_ADDRESS']), `0.0.0.0:${workerPort}`);
+    assert.ok(worker.expose?.includes(workerPort));
+    const temporalPort = String(services['temporal']!.environment?.['PROMETHEUS_ENDPOINT']).split(':').pop()!;
+
+    assert.deepEqual(
+      targets.sort(),
+      [`api:${apiPort}`, `temporal:${temporalPort}`, `worker:${workerPort}`].sort(),
+    );
+  });
+});
