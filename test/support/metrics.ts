@@ -10,7 +10,7 @@ export interface Sample {
 }
 
 const SAMPLE_LINE = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/;
-const LABEL = /([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g;
+const LABEL = /(?<!\w)([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g;
 
 export function parseExposition(text: string): Sample[] {
   const samples: Sample[] = [];
