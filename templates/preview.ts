@@ -6,9 +6,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderEmail, renderSubject } from './engine.ts';
 import { getTemplate, TEMPLATE_IDS } from './index.ts';
-import { SAMPLE_CUSTOM_HTML, SAMPLE_DATA } from './samples.ts';
+import { renderSample } from './samples.ts';
 
 const outDir = resolve(fileURLToPath(new URL('../preview/', import.meta.url)));
 mkdirSync(outDir, { recursive: true });
@@ -19,15 +18,10 @@ const escape = (value: string): string =>
 const rows: string[] = [];
 for (const id of TEMPLATE_IDS) {
   const definition = getTemplate(id)!;
-  const data = SAMPLE_DATA[id] ?? {};
-  const subject = renderSubject(id, data);
-  const { html, text } = renderEmail({
-    templateId: id,
-    data,
-    subject,
-    trackingPixelUrl: 'https://mailroom.example/api/email/track?view_key=preview',
-    htmlBody: id === 'custom' ? SAMPLE_CUSTOM_HTML : undefined,
-  });
+  const { subject, html, text } = renderSample(
+    id,
+    'https://mailroom.example/api/email/track?view_key=preview',
+  );
   const htmlPath = join(outDir, `${id}.html`);
   const textPath = join(outDir, `${id}.txt`);
   writeFileSync(htmlPath, html);

@@ -1,3 +1,6 @@
+import { renderEmail, renderSubject } from './engine.ts';
+import { CUSTOM_TEMPLATE_ID } from './index.ts';
+
 /**
  * Realistic sample variables for every template: used by `npm run templates:preview`
  * and by core/email/templates.test.ts (which checks each template renders them all).
@@ -105,3 +108,20 @@ export const SAMPLE_CUSTOM_HTML = `<!DOCTYPE html>
   <p><a href="https://acme.example/changelog">Read the full changelog</a></p>
 </body>
 </html>`;
+
+/** One template rendered by the real engine with its sample data (the preview and the dev gallery). */
+export function renderSample(
+  id: string,
+  trackingPixelUrl: string,
+): { subject: string; html: string; text: string } {
+  const data = SAMPLE_DATA[id] ?? {};
+  const subject = renderSubject(id, data);
+  const { html, text } = renderEmail({
+    templateId: id,
+    data,
+    subject,
+    trackingPixelUrl,
+    htmlBody: id === CUSTOM_TEMPLATE_ID ? SAMPLE_CUSTOM_HTML : undefined,
+  });
+  return { subject, html, text };
+}

@@ -60,7 +60,11 @@ function answerUnrouted(ctx: Context): void {
     }
     ctx.status = 404;
   }
-  if (ctx.status === 404) ctx.body = { success: false, error: NOT_FOUND };
+  if (ctx.status === 404) {
+    // Koa turns an implicit 404 into 200 when a body is set: set the status again after it.
+    ctx.body = { success: false, error: NOT_FOUND };
+    ctx.status = 404;
+  }
 }
 
 /** The status and message of anything a handler or middleware threw. */

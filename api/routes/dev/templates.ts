@@ -1,6 +1,5 @@
-import { renderEmail, renderSubject } from '../../../templates/engine.ts';
-import { CUSTOM_TEMPLATE_ID, getTemplate, TEMPLATES } from '../../../templates/index.ts';
-import { SAMPLE_CUSTOM_HTML, SAMPLE_DATA } from '../../../templates/samples.ts';
+import { getTemplate, TEMPLATES } from '../../../templates/index.ts';
+import { renderSample } from '../../../templates/samples.ts';
 import type { AppRouter } from '../../types.ts';
 import { sendEmailHtml, sendPage } from './respond.ts';
 import { renderGallery } from './views.ts';
@@ -18,18 +17,7 @@ import { renderGallery } from './views.ts';
 /** A transparent 1×1 GIF in place of the tracking pixel: the gallery requests nothing. */
 const PIXEL = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
 
-function sample(id: string): { subject: string; html: string; text: string } {
-  const data = SAMPLE_DATA[id] ?? {};
-  const subject = renderSubject(id, data);
-  const { html, text } = renderEmail({
-    templateId: id,
-    data,
-    subject,
-    trackingPixelUrl: PIXEL,
-    htmlBody: id === CUSTOM_TEMPLATE_ID ? SAMPLE_CUSTOM_HTML : undefined,
-  });
-  return { subject, html, text };
-}
+const sample = (id: string) => renderSample(id, PIXEL);
 
 export function mountTemplateGallery(router: AppRouter): void {
   router.get('/dev/templates', (ctx) => {
