@@ -11,7 +11,7 @@ import { sendBulk } from './bulk.ts';
 import type { EmailService } from './contract.ts';
 import { idempotencyKeys } from './idempotency-keys.ts';
 import { ensureEmailIndexes } from './indexes.ts';
-import { EMAIL_NOT_FOUND } from './messages.ts';
+import { EMAIL_NOT_FOUND, OUTCOME_UNKNOWN } from './messages.ts';
 import { createSendGridProvider, defaultSender, type MailProvider } from './provider.ts';
 import { recordStore } from './record-store.ts';
 import { createSendPipeline } from './send-pipeline.ts';
@@ -116,7 +116,14 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       const emailId = await keys.findEmailId(idempotencyKey);
       if (!emailId) return;
       const record = await records.findById(emailId);
-      await records.markFailed(emailId, reason, record?.error_kind ?? 'transient');
+      // A send whose last attempt may have reached the provider stays explained as such.
+      if (record?.attempt_id)
+        await records.markFailed(
+          emailId,
+          reason.startsWith('email outcome unknown') ? OUTCOME_UNKNOWN : `${OUTCOME_UNKNOWN} (${reason})`,
+          'outcome_unknown',
+        );
+      else await records.markFailed(emailId, reason, record?.error_kind ?? 'transient');
     },
   };
 }
