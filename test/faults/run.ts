@@ -10,6 +10,8 @@ import { startMongoServer, startTemporalServer, type FaultCase, type Servers } f
 import { workerKilled } from './worker-killed.ts';
 import { providerOutage } from './provider-outage.ts';
 import { acceptedThenDropped } from './accepted-then-dropped.ts';
+import { databaseDown } from './database-down.ts';
+import { gatewayDrain } from './gateway-drain.ts';
 
 /**
  * `npm run test:faults [case numbers…]`: what the platform survives, each
@@ -20,7 +22,13 @@ import { acceptedThenDropped } from './accepted-then-dropped.ts';
  * stopped at the end whatever happened. Exit code 0 when every case held.
  */
 
-const CASES: FaultCase[] = [workerKilled, providerOutage, acceptedThenDropped].sort((a, b) => a.id - b.id);
+const CASES: FaultCase[] = [
+  workerKilled,
+  providerOutage,
+  databaseDown,
+  gatewayDrain,
+  acceptedThenDropped,
+].sort((a, b) => a.id - b.id);
 
 const log = (line: string) => console.log(`[faults] ${line}`);
 

@@ -28,8 +28,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export interface Servers {
   binaries: { temporal: string; ferretdb: string };
   scratch: string;
+  /** Replaced when a case restarts the server. */
   temporal: TemporalHandle;
   temporalPort: number;
+  /** Replaced when a case restarts the server. */
   mongo: MongoHandle;
   mongoPort: number;
   bundlePath: string;
@@ -53,6 +55,28 @@ export async function startMongoServer(s: Pick<Servers, 'binaries' | 'scratch'>,
     dataDir: join(s.scratch, 'mongo'),
     logFile: join(s.scratch, 'mongo.log'),
   });
+}
+
+/** SIGKILL to a server's process group: no flush, no goodbye. */
+export async function killServer(handle: { pid: number }): Promise<void> {
+  try {
+    process.kill(-handle.pid, 'SIGKILL');
+  } catch {
+    // gone already
+  }
+  await until(
+    'the server to be gone',
+    async () => {
+      try {
+        process.kill(handle.pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    10_000,
+    50,
+  );
 }
 
 export interface Proc {
@@ -132,7 +156,22 @@ export class Stack {
     if (options.events !== false) this.fake.eventsUrl = `${this.gatewayUrl}/api/email/webhooks/sendgrid`;
     await this.startGateway();
     await this.startWorker();
+    await this.warmUp();
     return this;
+  }
+
+  /**
+   * One welcome run to completion, so the worker is polling before the case
+   * begins (a worker process takes seconds to start); then the fake forgets it.
+   */
+  async warmUp(): Promise<void> {
+    const [user] = await this.insertUsers(1);
+    const [runId] = await this.triggerWelcome([user!]);
+    await this.waitForRuns([runId!], 120_000);
+    const eventsUrl = this.fake.eventsUrl;
+    this.fake.reset();
+    this.fake.eventsUrl = eventsUrl;
+    await this.db.collection('emails').deleteMany({});
   }
 
   private log(what: string): string {
@@ -186,7 +225,7 @@ export class Stack {
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await res.text();
-    let parsed: Record<string, unknown> = {};
+    let parsed: Record<string, unknown>;
     try {
       parsed = JSON.parse(text) as Record<string, unknown>;
     } catch {
