@@ -12,6 +12,7 @@ import { providerOutage } from './provider-outage.ts';
 import { acceptedThenDropped } from './accepted-then-dropped.ts';
 import { databaseDown } from './database-down.ts';
 import { gatewayDrain } from './gateway-drain.ts';
+import { temporalRestart } from './temporal-restart.ts';
 
 /**
  * `npm run test:faults [case numbers…]`: what the platform survives, each
@@ -24,6 +25,7 @@ import { gatewayDrain } from './gateway-drain.ts';
 
 const CASES: FaultCase[] = [
   workerKilled,
+  temporalRestart,
   providerOutage,
   databaseDown,
   gatewayDrain,
