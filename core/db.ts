@@ -20,7 +20,7 @@ export async function connectDatabase(
   dbName?: string,
   options: { monitorCommands?: boolean } = {},
 ): Promise<Database> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 1500, connectTimeoutMS: 5000, ...options });
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 1000, connectTimeoutMS: 5000, ...options });
   await client.connect();
   const db = client.db(dbName);
   return { client, db, close: () => client.close() };

@@ -244,17 +244,36 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       await records.markSent(record.email_id, providerId);
     } catch (err) {
       // The provider has the message: answering failure would invite a second
-      // send. The record stays pending; webhook events still move it forward.
+      // send. Keep trying to record it in the background (the database may be
+      // back in seconds); webhook events also move it forward; failing all
+      // that, the sweeper explains it.
       logger.error(
         { err, email_id: record.email_id, provider_id: providerId },
-        'email sent but record not updated',
+        'email sent but record not updated; retrying in the background',
       );
+      recordSentLater(record.email_id, providerId);
     }
     return { email_id: record.email_id, provider_id: providerId, message: SENT_MESSAGE };
   }
 
+  /** markSent again every MARK_SENT_RETRY_MS, up to MARK_SENT_RETRIES times; never keeps the process alive. */
+  function recordSentLater(emailId: string, providerId: string, attempt = 1): void {
+    setTimeout(() => {
+      records.markSent(emailId, providerId).then(
+        () => logger.info({ email_id: emailId, attempt }, 'email record updated after a retry'),
+        (err: unknown) => {
+          if (attempt < MARK_SENT_RETRIES) recordSentLater(emailId, providerId, attempt + 1);
+          else logger.error({ err, email_id: emailId }, 'email sent but record still not updated');
+        },
+      );
+    }, MARK_SENT_RETRY_MS).unref();
+  }
+
   return deliver;
 }
+
+const MARK_SENT_RETRY_MS = 2_000;
+const MARK_SENT_RETRIES = 60;
 
 /** A new pending record for a validated send. */
 function newRecord(
