@@ -14,22 +14,22 @@ export const workerKilled: FaultCase = {
     const check = new Checks();
     try {
       const t0 = Date.now();
-      stack.fake.delayMs = 500; // sends observably in flight when the worker dies
+      // The provider takes 2 s: 20 concurrent sends, 100 emails take 10 s or more.
+      stack.fake.delayMs = 2000;
       const users = await stack.insertUsers(100);
-      const runIds = await stack.triggerWelcome(users);
+      const triggering = stack.triggerWelcome(users);
       const killedAt: number[] = [];
-      for (const threshold of [10, 40, 70]) {
-        await until(
-          `${threshold} provider requests`,
-          async () => stack.fake.received.length >= threshold,
-          180_000,
-          50,
-        );
+      // Each kill once the live worker has itself got 15 more sends to the provider.
+      let next = 10;
+      for (let kill = 0; kill < 3; kill++) {
+        await until(`${next} provider requests`, async () => stack.fake.received.length >= next, 180_000, 50);
         const [victim] = stack.workers;
         if (victim) await stack.killWorker(victim);
         killedAt.push(stack.fake.received.length);
+        next = stack.fake.received.length + 15;
         await stack.startWorker();
       }
+      const runIds = await triggering;
       const runs = await stack.waitForRuns(runIds, 300_000);
       const statuses = [...runs.values()].map((r) => r.status);
       const completed = statuses.filter((s) => s === 'completed').length;
