@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { ObjectId, type Db, type Filter } from 'mongodb';
+import type { EmailService } from '../core/email/contract.ts';
 import { withFailureMapping } from './failures.ts';
 
 /** A document of the `users` collection, where send-welcome-email finds its user. */
@@ -12,9 +13,20 @@ export interface UserDocument {
   /** The run that reserved the welcome email (see claimWelcomeEmail); unset once sent or released. */
   welcomeEmailRunId?: string;
   welcomeEmailClaimedAt?: Date;
+  /**
+   * The idempotency key of the user's welcome email send. Kept across runs:
+   * a run that takes over the claim sends under the same key, so whatever
+   * an earlier run got to (sent, or maybe sent) is answered, never repeated.
+   * Replaced only when that send failed without reaching the provider.
+   */
+  welcomeEmailKey?: string;
 }
 
-export type WelcomeEmailClaim = 'claimed' | 'already-sent' | 'in-progress';
+export type WelcomeEmailClaimStatus = 'claimed' | 'already-sent' | 'in-progress';
+
+/** A claim, with the key to send the welcome email under when it is ours. */
+export type WelcomeEmailClaim =
+  { claim: 'claimed'; idempotencyKey: string } | { claim: Exclude<WelcomeEmailClaimStatus, 'claimed'> };
 
 /**
  * A claim older than this is abandoned (its run was terminated, say) and may
@@ -39,8 +51,25 @@ function byUserId(userId: string): Filter<UserDocument> {
     : { _id: userId };
 }
 
-export function createUserActivities({ db }: { db: Db }) {
+export function createUserActivities({ db, email }: { db: Db; email: EmailService }) {
   const users = db.collection<UserDocument>(USERS_COLLECTION);
+
+  /**
+   * The key this run sends the welcome email under: the user's key if an
+   * earlier run left one whose send may have gone out (or is not finished),
+   * else a new one for this run. Called by the claim holder only.
+   */
+  async function welcomeKey(userId: string, runId: string, current: string | undefined): Promise<string> {
+    if (current !== undefined && !(await email.failedWithoutSending(current))) return current;
+    const fresh = `${runId}:welcome-email`;
+    if (fresh !== current)
+      await users.updateOne(
+        { ...byUserId(userId), welcomeEmailRunId: runId },
+        { $set: { welcomeEmailKey: fresh } },
+      );
+    return fresh;
+  }
+
   return {
     /** Unknown user → non-retryable `user not found: <id>`: waiting will not create it. */
     async getUser(userId: string): Promise<UserSummary> {
@@ -60,7 +89,10 @@ export function createUserActivities({ db }: { db: Db }) {
      * Reserves the user's welcome email for run `runId`, so two runs started
      * together for the same user cannot both send it (the flag alone is only
      * set after the send). Atomic (one conditional update); idempotent for
-     * the same run, so a retried attempt gets its own claim back.
+     * the same run, so a retried attempt gets its own claim back. A claim
+     * left by a run that died or gave up is taken over after
+     * WELCOME_CLAIM_TTL_MS, together with its send's key (see welcomeKey):
+     * so the welcome email is never sent twice, whichever step failed for good.
      */
     async claimWelcomeEmail(userId: string, runId: string): Promise<WelcomeEmailClaim> {
       return withFailureMapping(async () => {
@@ -77,14 +109,19 @@ export function createUserActivities({ db }: { db: Db }) {
           },
           { $set: { welcomeEmailRunId: runId, welcomeEmailClaimedAt: now } },
         );
-        if (res.matchedCount === 1) return 'claimed';
         const user = await users.findOne(byUserId(userId));
         if (!user) throw ApplicationFailure.nonRetryable(`user not found: ${userId}`, 'not_found');
-        return user.welcomeEmailSent === true ? 'already-sent' : 'in-progress';
+        if (res.matchedCount === 1)
+          return { claim: 'claimed', idempotencyKey: await welcomeKey(userId, runId, user.welcomeEmailKey) };
+        return { claim: user.welcomeEmailSent === true ? 'already-sent' : 'in-progress' };
       });
     },
 
-    /** The run gave up or was cancelled: let a later run send the welcome email. */
+    /**
+     * The run gave up or was cancelled: let a later run send the welcome
+     * email. The send's key stays: a later run reuses it unless that send
+     * certainly did not go out.
+     */
     async releaseWelcomeEmail(userId: string, runId: string): Promise<void> {
       return withFailureMapping(async () => {
         await users.updateOne(

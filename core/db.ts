@@ -9,7 +9,10 @@ export interface Database {
 /**
  * Connects to MongoDB (or FerretDB). The database name comes from the URI's
  * path (`mongodb://host/mailroom`), or `dbName` when given (tests use their own).
- * Short server-selection timeout so a down database is reported, not waited on.
+ * Short server-selection timeout so a down database is reported, not waited
+ * on: a request while MongoDB is down answers 5xx within 2 s (the fault
+ * suite's case 4 measures it), and the driver reconnects by itself once the
+ * database is back.
  * `monitorCommands` lets tests watch the commands on the wire.
  */
 export async function connectDatabase(
@@ -17,7 +20,7 @@ export async function connectDatabase(
   dbName?: string,
   options: { monitorCommands?: boolean } = {},
 ): Promise<Database> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000, connectTimeoutMS: 5000, ...options });
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 1000, connectTimeoutMS: 5000, ...options });
   await client.connect();
   const db = client.db(dbName);
   return { client, db, close: () => client.close() };

@@ -22,7 +22,13 @@ export type ErrorKind =
   /** The mail provider refused the message (4xx other than 429). HTTP 500, not retryable. */
   | 'provider_rejected'
   /** Network, provider 5xx/429, database unavailable: worth retrying. HTTP 500. */
-  | 'transient';
+  | 'transient'
+  /**
+   * The provider may or may not have accepted the message (a timeout, a
+   * connection reset after the request was written) and nothing since has
+   * told which: resending could deliver it twice. HTTP 500, not retryable.
+   */
+  | 'outcome_unknown';
 
 export class MailroomError extends Error {
   readonly kind: ErrorKind;

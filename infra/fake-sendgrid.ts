@@ -8,6 +8,8 @@ export interface ReceivedMail {
   body: SendGridMailBody;
   messageId: string | undefined;
   status: number;
+  /** Accepted, but the connection was dropped instead of answering. */
+  dropped?: boolean;
 }
 
 /** The parts of SendGrid's v3 /mail/send body the tests look at. */
@@ -28,8 +30,13 @@ export interface SendGridMailBody {
   [key: string]: unknown;
 }
 
-/** A planned answer: a status code, or a dropped connection (network error). */
-export type PlannedAnswer = number | 'network-error';
+/**
+ * A planned answer: a status code; `network-error`, the connection dropped
+ * once the request was read (the message NOT taken); `accept-then-drop`, the
+ * message taken (it counts as accepted) and then the connection dropped after
+ * `dropDelayMs` without an answer, as a provider timing out its side.
+ */
+export type PlannedAnswer = number | 'network-error' | 'accept-then-drop';
 
 /**
  * A local stand-in for SendGrid's v3 `POST /v3/mail/send`, spoken to over real
@@ -44,6 +51,15 @@ export class FakeSendGrid {
   readonly received: ReceivedMail[] = [];
   /** Milliseconds to wait before answering each request (to hold a send "in flight"). */
   delayMs = 0;
+  /** For `accept-then-drop`: how long the connection stays silent before it is dropped. */
+  dropDelayMs = 0;
+  /** While set, every request gets this status (an outage), whatever was planned. */
+  outage: number | undefined;
+  /**
+   * Where to POST SendGrid-style Event Webhook batches (`processed` for every
+   * accepted message), like SendGrid does; unset: no events.
+   */
+  eventsUrl: string | undefined;
   private readonly planned: PlannedAnswer[] = [];
   private server: Server | undefined;
   private waiters: Array<() => void> = [];
@@ -73,6 +89,9 @@ export class FakeSendGrid {
     this.received.length = 0;
     this.planned.length = 0;
     this.delayMs = 0;
+    this.dropDelayMs = 0;
+    this.outage = undefined;
+    this.eventsUrl = undefined;
   }
 
   /** Resolves once at least `count` requests have arrived. */
@@ -95,7 +114,6 @@ export class FakeSendGrid {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         void (async () => {
-          if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
           if (req.method !== 'POST' || req.url !== '/v3/mail/send') {
             res.writeHead(404, { 'content-type': 'application/json' });
             res.end(JSON.stringify({ errors: [{ message: 'not found' }] }));
@@ -110,14 +128,29 @@ export class FakeSendGrid {
             return;
           }
           const chosen = this.answerFor?.(body);
-          if (chosen?.delayMs) await new Promise((r) => setTimeout(r, chosen.delayMs));
-          const answer = chosen?.answer ?? this.planned.shift() ?? 202;
-          const status = answer === 'network-error' ? 0 : answer;
+          const answer = this.outage ?? chosen?.answer ?? this.planned.shift() ?? 202;
+          const dropped = answer === 'accept-then-drop';
+          const status = answer === 'network-error' ? 0 : dropped ? 202 : answer;
           const messageId = status === 202 ? randomUUID().replace(/-/g, '').slice(0, 22) : undefined;
-          this.received.push({ headers: req.headers, body, messageId, status });
+          this.received.push({
+            headers: req.headers,
+            body,
+            messageId,
+            status,
+            ...(dropped ? { dropped } : {}),
+          });
           this.waiters.splice(0).forEach((w) => w());
+          // Held after it is counted: a test that waited for the request knows it is in flight.
+          const holdMs = this.delayMs + (chosen?.delayMs ?? 0);
+          if (holdMs) await new Promise((r) => setTimeout(r, holdMs));
+          if (status === 202) this.sendEvents(body, messageId);
           if (answer === 'network-error') {
             req.socket.destroy();
+            return;
+          }
+          if (dropped) {
+            this.onAccepted?.(this.received[this.received.length - 1]!);
+            setTimeout(() => req.socket.destroy(), this.dropDelayMs);
             return;
           }
           if (status === 202) {
@@ -151,6 +184,27 @@ export class FakeSendGrid {
     });
     this.url = `http://${host}:${(this.server.address() as AddressInfo).port}`;
     return this;
+  }
+
+  /** SendGrid's `processed` event for an accepted message, to `eventsUrl` (best effort, like a webhook). */
+  private sendEvents(body: SendGridMailBody, messageId: string | undefined): void {
+    const url = this.eventsUrl;
+    const emailId = body.custom_args?.['email_id'] ?? body.personalizations[0]?.custom_args?.['email_id'];
+    if (!url || !emailId) return;
+    const event = {
+      event: 'processed',
+      email_id: emailId,
+      email: body.personalizations[0]?.to[0]?.email,
+      timestamp: Math.floor(Date.now() / 1000),
+      sg_message_id: `${messageId}.filter`,
+    };
+    setTimeout(() => {
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([event]),
+      }).catch(() => undefined);
+    }, 50).unref();
   }
 
   async stop(): Promise<void> {

@@ -150,6 +150,30 @@ describe('send-welcome-email', () => {
     assert.equal(email?.status, 'sent');
   });
 
+  it('a run taking over the claim of a run whose last step failed for good sends no second email', async () => {
+    h.fake.reset();
+    const userId = await newUser();
+    const first = await h.trigger('send-welcome-email', { userId });
+    const firstRunId = first.body['runId'] as string;
+    const done = await h.waitForStatus('send-welcome-email', firstRunId, 'completed');
+    // What a run whose flag step failed for good leaves behind: the email sent,
+    // no flag, its claim never released, abandoned past the takeover delay.
+    await h.database.db.collection('users').updateOne(
+      { _id: userId as never },
+      {
+        $unset: { welcomeEmailSent: '', welcomeEmailSentAt: '' },
+        $set: { welcomeEmailRunId: firstRunId, welcomeEmailClaimedAt: new Date(Date.now() - 16 * 60_000) },
+      },
+    );
+
+    const second = await h.trigger('send-welcome-email', { userId });
+    const run = await h.waitForStatus('send-welcome-email', second.body['runId'] as string, 'completed');
+    assert.equal(run.result?.result['message'], 'welcome email sent');
+    assert.equal(run.result?.result['emailId'], done.result?.result['emailId'], 'the same email, answered');
+    assert.equal(h.fake.received.length, 1, 'one email in all');
+    assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailSent, true);
+  });
+
   it('fails on a provider 4xx after exactly one request, and the record is failed', async () => {
     h.fake.reset();
     h.fake.plan(400);

@@ -9,6 +9,7 @@ import { loadConfigOrExit } from '../core/config.ts';
 import { connectDatabase } from '../core/db.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
+import { startSweeper } from '../core/email/sweeper.ts';
 import { createWorker } from './create-worker.ts';
 import { PinoTemporalLogger } from './temporal-logger.ts';
 import { workerMetrics } from './telemetry.ts';
@@ -107,9 +108,13 @@ logger.info(
   'worker started',
 );
 state.worker = worker;
+// No email record stays pending forever (core/email/sweeper.ts). Each swept
+// record is logged with `swept: true`; a metrics counter hooks in via `onSwept`.
+const sweeper = startSweeper({ sweep: () => email.sweepStuckPending(), logger });
 try {
   await worker.run();
 } finally {
+  await sweeper.stop();
   await connection.close();
   await database.close();
   await metrics?.close();

@@ -56,9 +56,23 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     assert.equal((await runWelcome(flagged)).value?.['message'], 'welcome email already sent');
     assert.deepEqual(flagged.names(), ['getUser']);
 
-    const busy = stubActivities({ getUser: async () => user, claimWelcomeEmail: async () => 'in-progress' });
+    const busy = stubActivities({
+      getUser: async () => user,
+      claimWelcomeEmail: async () => ({ claim: 'in-progress' }),
+    });
     assert.equal((await runWelcome(busy)).value?.['message'], 'welcome email already in progress');
     assert.deepEqual(busy.names(), ['getUser', 'claimWelcomeEmail']);
+  });
+
+  it('sends under the key the claim hands over (a claim taken over from an earlier run)', async () => {
+    const stubs = stubActivities({
+      getUser: async () => user,
+      claimWelcomeEmail: async () => ({ claim: 'claimed', idempotencyKey: 'earlier-run:welcome-email' }),
+    });
+    const { value } = await runWelcome(stubs);
+    assert.equal(value?.['message'], 'welcome email sent');
+    const [request] = (stubs.argsOf('deliverWelcomeEmail') ?? []) as Array<{ idempotencyKey: string }>;
+    assert.equal(request?.idempotencyKey, 'earlier-run:welcome-email');
   });
 
   it('fails with the step’s message for an unknown user, before claiming anything', async () => {

@@ -14,6 +14,7 @@ const STATUS_BY_KIND: Record<ErrorKind, number> = {
   not_configured: 500,
   provider_rejected: 500,
   transient: 500,
+  outcome_unknown: 500,
 };
 
 export const MALFORMED_JSON = 'malformed JSON body.';

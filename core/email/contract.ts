@@ -7,6 +7,7 @@
  */
 import type { Principal } from '../identity.ts';
 import type { BulkResult, EmailStatus, SendResult } from './schema.ts';
+import type { SweptRecord } from './sweeper.ts';
 
 export type { BulkItemResult, BulkResult, EmailStatus, EmailStatusValue, SendResult } from './schema.ts';
 
@@ -38,4 +39,12 @@ export interface EmailService {
   ): Promise<{ applied: number }>;
   /** A workflow gave up on the send keyed by `idempotencyKey`: the pending record becomes `failed`. */
   markFailed(idempotencyKey: string, reason: string): Promise<void>;
+  /**
+   * True when the send keyed by `idempotencyKey` failed and the provider
+   * certainly never took it: a new attempt under a NEW key cannot duplicate
+   * it. False when there is no such send, it went out, or it may have.
+   */
+  failedWithoutSending(idempotencyKey: string): Promise<boolean>;
+  /** Fails the records pending for longer than `boundMs` (core/email/sweeper.ts). */
+  sweepStuckPending(boundMs?: number): Promise<SweptRecord[]>;
 }

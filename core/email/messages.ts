@@ -53,6 +53,17 @@ export const WEBHOOK_BODY_NOT_ARRAY = 'webhook body must be a JSON array of even
 /** A keyed (workflow) send whose previous attempt is still talking to the provider. */
 export const IN_PROGRESS = 'email send already in progress.';
 export const SENT_MESSAGE = 'email sent successfully.';
+/**
+ * A send whose outcome is unknown (the provider may have accepted it) and that
+ * is not resent, so the recipient never gets it twice: an operator decides.
+ */
+export const OUTCOME_UNKNOWN =
+  'email outcome unknown: the provider may have accepted it; not resent to avoid a duplicate.';
+/** A keyed send whose last attempt's outcome is unknown, still waiting for the provider's events. */
+export const OUTCOME_PENDING = "email outcome unknown: waiting for the provider's events before deciding.";
+/** The sweeper's verdict on a record that stayed pending and never reached the provider. */
+export const abandonedSend = (minutes: number): string =>
+  `email send abandoned: still pending after ${minutes} minutes and never handed to the provider.`;
 
 export const unknownField = (path: string): string => `unknown field: ${path}.`;
 export const invalidField = (path: string, problem: string): string => `invalid field ${path}: ${problem}.`;

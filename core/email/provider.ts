@@ -33,7 +33,12 @@ export interface OutgoingMail {
 }
 
 export interface MailProvider {
-  /** Resolves with the provider's message id; throws MailroomError 'transient' or 'provider_rejected'. */
+  /**
+   * Resolves with the provider's message id; throws MailroomError 'transient'
+   * (the provider did not take the message), 'provider_rejected' (it refused
+   * it for good) or 'outcome_unknown' (it may have taken it: no answer came
+   * back after the request was sent).
+   */
   send(mail: OutgoingMail): Promise<{ providerId: string }>;
 }
 
@@ -96,13 +101,27 @@ export function defaultSender(config: Config): Address {
   return parseMailbox(config.emailFrom) ?? { email: config.emailFrom };
 }
 
-/** 429, 5xx and network failures are worth retrying; any other 4xx is the provider's final word. */
+/**
+ * Network errors that happen before a request can have reached the provider:
+ * the message was certainly not taken, so sending again is safe.
+ */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+/**
+ * 429 and 5xx answers, and failures to connect at all, are worth retrying: the
+ * provider said it did not take the message, or never heard of it. Any other
+ * 4xx is the provider's final word. Every other network failure (a timeout, a
+ * connection reset or closed before the answer) may come after the provider
+ * accepted the message: its outcome is unknown.
+ */
 export function classifyProviderError(err: unknown): MailroomError {
   const e = err as { code?: unknown; message?: unknown; response?: { body?: unknown } };
   const status = typeof e?.code === 'number' ? e.code : undefined;
   if (status === undefined || !e.response) {
-    const detail = typeof e?.code === 'string' ? e.code : String(e?.message ?? 'network error');
-    return new MailroomError('transient', providerUnavailable(detail), { cause: err });
+    const code = typeof e?.code === 'string' ? e.code : undefined;
+    const detail = code ?? String(e?.message ?? 'network error');
+    const kind = code !== undefined && NOT_CONNECTED.has(code) ? 'transient' : 'outcome_unknown';
+    return new MailroomError(kind, providerUnavailable(detail), { cause: err });
   }
   const detail = firstProviderMessage(e.response.body) ?? `HTTP ${status}`;
   if (status === 429 || status >= 500)

@@ -201,7 +201,7 @@ describe('emails access path: every query filters by _id alone', () => {
     assert.equal(fake.accepted.length, 1);
 
     const abandoned = `wf-${randomUUID()}/activity-2`;
-    fake.plan('network-error');
+    fake.plan(503);
     await assert.rejects(email.send(body(), authenticatedAs(caller), { idempotencyKey: abandoned }));
     await email.markFailed(abandoned, 'gave up');
     await assert.rejects(

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { ErrorKind } from '../errors.ts';
 import { KeyedLock } from './keyed-lock.ts';
-import { STATUS_RANK, type EmailRecord, type TrackedEvent } from './record.ts';
+import { STATUS_RANK, handedOverRank, type EmailRecord, type TrackedEvent } from './record.ts';
 import { emailIdOfViewKey, viewKeyMatches } from './view-key.ts';
 
 /**
@@ -19,11 +19,24 @@ import { emailIdOfViewKey, viewKeyMatches } from './view-key.ts';
 export interface RecordStore {
   insert(record: EmailRecord): Promise<void>;
   findById(emailId: string): Promise<EmailRecord | null>;
+  /** Written before the provider is called: attempt `attemptId` is talking to it since `at`. */
+  markAttempt(emailId: string, attemptId: string, at: Date): Promise<void>;
+  /** The provider accepted: sent (a record failed with an unknown outcome included), attempt cleared. */
   markSent(emailId: string, providerId: string): Promise<void>;
   /** pending → failed; false (and nothing written) when the record is not pending. */
   markFailed(emailId: string, reason: string, kind: ErrorKind): Promise<boolean>;
-  /** A failed attempt that will be retried (idempotent sends): stays pending, remembers why. */
-  noteAttemptFailed(emailId: string, reason: string, kind: ErrorKind): Promise<void>;
+  /**
+   * A failed attempt that will be retried (idempotent sends): stays pending,
+   * remembers why. `outcomeKnown`: the provider did not take the message, so
+   * the attempt mark is cleared; otherwise it stays (the retry must decide).
+   */
+  noteAttemptFailed(emailId: string, reason: string, kind: ErrorKind, outcomeKnown: boolean): Promise<void>;
+  /**
+   * Records still pending that were created before `before` (the sweeper).
+   * A scan on FerretDB (status and date filters are not pushed down): for a
+   * periodic task, never for a request.
+   */
+  listPendingBefore(before: Date, limit: number): Promise<EmailRecord[]>;
   /** Applies a tracking or provider event; false when no record matches. */
   applyEvent(
     by: { email_id: string } | { view_key: string },
@@ -63,6 +76,14 @@ export function recordStore(db: Db): RecordStore {
       return emails.findOne({ _id: emailId });
     },
 
+    markAttempt: (emailId, attemptId, at) =>
+      lock.run(emailId, async () => {
+        await emails.updateOne(
+          { _id: emailId },
+          { $set: { attempt_id: attemptId, attempt_started_at: at, updated_at: at } },
+        );
+      }),
+
     markSent: (emailId, providerId) =>
       lock.run(emailId, async () => {
         const now = new Date();
@@ -70,10 +91,19 @@ export function recordStore(db: Db): RecordStore {
         await emails.updateOne(
           { _id: emailId },
           {
-            $set: { provider_id: providerId, sent_at: now, updated_at: now, error: null, error_kind: null },
+            $set: {
+              provider_id: providerId,
+              updated_at: now,
+              error: null,
+              error_kind: null,
+              attempt_id: null,
+              attempt_started_at: null,
+            },
+            $min: { sent_at: now },
             $max: { status_rank: STATUS_RANK.sent },
           },
         );
+        await undoUnknownOutcome(emailId);
       }),
 
     /*
@@ -98,15 +128,27 @@ export function recordStore(db: Db): RecordStore {
         ),
       ),
 
-    noteAttemptFailed: (emailId, reason, kind) =>
+    noteAttemptFailed: (emailId, reason, kind, outcomeKnown) =>
       lock.run(emailId, async () => {
         // Same read-then-write argument as markFailed; the rank stays pending.
         await updateIfPending(
           emailId,
-          { error: reason, error_kind: kind, updated_at: new Date() },
+          {
+            error: reason,
+            error_kind: kind,
+            updated_at: new Date(),
+            ...(outcomeKnown ? { attempt_id: null, attempt_started_at: null } : {}),
+          },
           STATUS_RANK.pending,
         );
       }),
+
+    async listPendingBefore(before, limit) {
+      return emails
+        .find({ status_rank: STATUS_RANK.pending, created_at: { $lt: before } })
+        .limit(limit)
+        .toArray();
+    },
 
     async applyEvent(by, event, at = new Date()) {
       const emailId = await resolveId(by);
@@ -115,11 +157,34 @@ export function recordStore(db: Db): RecordStore {
     },
   };
 
+  /**
+   * The provider proved it had the message (it answered, or sent an event)
+   * after the record was failed because the outcome was unknown: the record
+   * takes the status its events give it. The one case where `failed` is not
+   * terminal: it was a guess, and now the answer is known.
+   */
+  async function undoUnknownOutcome(emailId: string): Promise<void> {
+    // A read then a write, both by `_id` (findAndModify would be one round
+    // trip, but is not known to take FerretDB's fast path).
+    const after = await emails.findOne(
+      { _id: emailId },
+      { projection: { status_rank: 1, error_kind: 1, bounced_at: 1, opened: 1, delivered: 1 } },
+    );
+    if (!after || after.status_rank !== STATUS_RANK.failed || after.error_kind !== 'outcome_unknown') return;
+    await emails.updateOne(
+      { _id: after._id },
+      { $set: { status_rank: handedOverRank(after), error: null, error_kind: null, attempt_id: null } },
+    );
+  }
+
   async function applyEventLocked(emailId: string, event: TrackedEvent, at: Date): Promise<boolean> {
     const flags: Partial<EmailRecord> = { updated_at: at };
-    const firsts: Partial<Record<'delivered_at' | 'opened_at' | 'bounced_at', Date>> = {};
+    const firsts: Partial<Record<'sent_at' | 'delivered_at' | 'opened_at' | 'bounced_at', Date>> = {};
     let rank: number;
-    if (event === 'delivered') {
+    if (event === 'processed') {
+      firsts.sent_at = at;
+      rank = STATUS_RANK.sent;
+    } else if (event === 'delivered') {
       flags.delivered = true;
       firsts.delivered_at = at;
       rank = STATUS_RANK.delivered;
@@ -139,6 +204,8 @@ export function recordStore(db: Db): RecordStore {
       { _id: emailId },
       { $set: flags, $min: firsts, $max: { status_rank: rank } },
     );
-    return found.matchedCount > 0;
+    if (found.matchedCount === 0) return false;
+    await undoUnknownOutcome(emailId);
+    return true;
   }
 }

@@ -47,6 +47,15 @@ export interface EmailRecord {
   error: string | null;
   error_kind: ErrorKind | null;
   idempotency_key?: string;
+  /**
+   * The attempt talking to the provider, written BEFORE the provider is
+   * called and cleared once its outcome is known (sent, or a failure the
+   * provider answered). Still set on a pending record means an attempt died
+   * mid-call or saw no answer: the provider may have the message, so it is
+   * not sent again blindly (send-pipeline.ts decides).
+   */
+  attempt_id?: string | null;
+  attempt_started_at?: Date | null;
   tags: string[];
   locale: string;
   language: string;
@@ -84,5 +93,22 @@ export function statusOf(record: Pick<EmailRecord, 'status_rank'>): EmailStatusV
 export const isHandedOver = (record: Pick<EmailRecord, 'status_rank'>): boolean =>
   record.status_rank >= STATUS_RANK.sent && record.status_rank <= STATUS_RANK.bounced;
 
-/** What tracking and provider events can say about a message. */
-export type TrackedEvent = 'delivered' | 'opened' | 'clicked' | 'bounced';
+/**
+ * What tracking and provider events can say about a message. `processed`: the
+ * provider accepted it (SendGrid's first event, seconds after acceptance).
+ */
+export type TrackedEvent = 'processed' | 'delivered' | 'opened' | 'clicked' | 'bounced';
+
+/**
+ * The status a record reached through acceptance and events alone: what a
+ * record failed with an unknown outcome becomes once the provider proves it
+ * had the message.
+ */
+export function handedOverRank(
+  record: Partial<Pick<EmailRecord, 'bounced_at' | 'opened' | 'delivered'>>,
+): number {
+  if (record.bounced_at) return STATUS_RANK.bounced;
+  if (record.opened) return STATUS_RANK.opened;
+  if (record.delivered) return STATUS_RANK.delivered;
+  return STATUS_RANK.sent;
+}

@@ -6,7 +6,14 @@ import type { Identity } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import { emailsFailed, emailsSent, providerCallDuration } from '../metrics.ts';
 import type { IdempotencyKeys } from './idempotency-keys.ts';
-import { IN_PROGRESS, NOT_CONFIGURED, SENT_MESSAGE, providerUnavailable } from './messages.ts';
+import {
+  IN_PROGRESS,
+  NOT_CONFIGURED,
+  OUTCOME_PENDING,
+  OUTCOME_UNKNOWN,
+  SENT_MESSAGE,
+  providerUnavailable,
+} from './messages.ts';
 import type { MailProvider, OutgoingAttachment } from './provider.ts';
 import type { Address } from './addresses.ts';
 import { STATUS_RANK, isHandedOver, type EmailRecord } from './record.ts';
@@ -17,12 +24,25 @@ import { newViewKey } from './view-key.ts';
 
 /**
  * The send pipeline, after validation and authorisation: reserve the record
- * (for a keyed send) → render → record (pending) → deliver → record (sent |
- * failed).
+ * (for a keyed send) → render → record (pending, with this attempt's mark) →
+ * deliver → record (sent | failed).
  *
  * No send is ever lost without a record: once the input is valid, a record
  * exists before the provider is called, and every outcome, including a
  * missing API key, is written to it.
+ *
+ * No keyed send is repeated blindly: the record carries the mark of the
+ * attempt talking to the provider (`attempt_id`) from before the call until
+ * its outcome is known. A retry that finds the mark still set (the attempt
+ * died mid-call, or the provider timed out / dropped the connection after the
+ * request was written) does not call the provider again. It waits for what
+ * the provider says through its events (a `processed`, `delivered`, … event
+ * moves the record on, and the retry answers from it) for OUTCOME_WAIT_MS
+ * after the attempt began, then fails the record with OUTCOME_UNKNOWN, kind
+ * `outcome_unknown`, not retryable: an operator decides. SendGrid's Mail Send
+ * has no idempotency key, so this is the only safe choice; the window left is
+ * a message accepted whose events never arrive: it is reported failed
+ * although it went out (never the other way round).
  */
 
 export interface SendPipelineDeps {
@@ -40,6 +60,14 @@ export interface SendPipelineDeps {
  * timeout (30 s), so only a crashed attempt's lease ever expires.
  */
 const ATTEMPT_LEASE_MS = 60_000;
+
+/**
+ * How long after an attempt of unknown outcome began its retries wait for the
+ * provider's events before failing the record. SendGrid's `processed` event
+ * comes within seconds of acceptance; the email step's retries (1 s … 30 s
+ * apart, 5 minutes in all) reach past this bound.
+ */
+export const OUTCOME_WAIT_MS = 60_000;
 
 export type Deliver = (
   input: NormalizedSend,
@@ -98,7 +126,35 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     // Read again under the lease: the previous holder may have finished in between.
     const existing = await records.findById(emailId);
     if (!existing) return { record: newRecord(input, identity, emailId, key), isNew: true };
-    return finished(existing) ?? { record: existing, isNew: false };
+    const done = finished(existing);
+    if (done) return done;
+    if (existing.attempt_id) return decideUnknownOutcome(existing, key);
+    return { record: existing, isNew: false };
+  }
+
+  /**
+   * A previous attempt may have handed the message over (it died mid-call, or
+   * saw no answer) and no provider event has said so yet (the record is still
+   * pending). Never call the provider again: wait for events, then give up.
+   */
+  async function decideUnknownOutcome(record: EmailRecord, key: string): Promise<{ done: SendResult }> {
+    const began = (record.attempt_started_at ?? record.updated_at).getTime();
+    if (Date.now() - began < OUTCOME_WAIT_MS) {
+      await keys.releaseAttempt(key).catch(() => undefined);
+      throw new MailroomError('transient', OUTCOME_PENDING);
+    }
+    if (await records.markFailed(record.email_id, OUTCOME_UNKNOWN, 'outcome_unknown')) {
+      logger.error(
+        { email_id: record.email_id, attempt_id: record.attempt_id, needs_attention: true },
+        'email outcome unknown: not resent',
+      );
+      throw new MailroomError('outcome_unknown', OUTCOME_UNKNOWN);
+    }
+    // An event moved the record on between the read and the write.
+    const now = await records.findById(record.email_id);
+    const done = now && finished(now);
+    if (done) return done;
+    throw new MailroomError('transient', OUTCOME_PENDING);
   }
 
   async function deliver(
@@ -110,6 +166,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     const claimed = await claimRecord(input, identity, key);
     if ('done' in claimed) return claimed.done;
     const { record } = claimed;
+    const attemptId = randomUUID();
     let rendered: ReturnType<typeof renderEmail>;
     try {
       // Render before inserting: a rendering bug must not leave a pending record behind.
@@ -120,7 +177,10 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         trackingPixelUrl: pixelUrl(record.view_key),
         htmlBody: input.templateId === CUSTOM_TEMPLATE_ID ? input.htmlBody : undefined,
       });
-      if (claimed.isNew) await records.insert(record);
+      // Marked before the provider hears of it (see the top of this file).
+      const at = new Date();
+      if (claimed.isNew) await records.insert({ ...record, attempt_id: attemptId, attempt_started_at: at });
+      else await records.markAttempt(record.email_id, attemptId, at);
     } catch (err) {
       // An attempt with the same key inserted first (its lease had expired and
       // we took it over): answer as it will. Keep our lease: releasing it would
@@ -132,6 +192,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     }
 
     if (!provider) {
+      // (markFailed keeps the attempt mark; harmless: the record is no longer pending.)
       emailsFailed.inc({ template: input.templateId, kind: 'not_configured' });
       await records.markFailed(record.email_id, NOT_CONFIGURED, 'not_configured');
       throw new MailroomError('not_configured', NOT_CONFIGURED);
@@ -166,12 +227,22 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         { email_id: record.email_id, kind: failure.kind, reason: failure.message },
         'email send failed',
       );
-      // A keyed (workflow) send will be retried by the activity: keep it
-      // pending and give the lease back so the retry need not wait it out.
-      if (key !== undefined && failure.kind === 'transient') {
-        await records.noteAttemptFailed(record.email_id, failure.message, failure.kind);
+      if (key !== undefined && (failure.kind === 'transient' || failure.kind === 'outcome_unknown')) {
+        // A keyed (workflow) send will be retried by the activity: keep it
+        // pending and give the lease back so the retry need not wait it out.
+        // An unknown outcome keeps the attempt mark: the retry will not resend.
+        const known = failure.kind === 'transient';
+        await records.noteAttemptFailed(record.email_id, failure.message, failure.kind, known);
         await keys.releaseAttempt(key);
-      } else await records.markFailed(record.email_id, failure.message, failure.kind);
+        throw known ? failure : new MailroomError('transient', OUTCOME_PENDING, { cause: failure });
+      }
+      if (failure.kind === 'outcome_unknown') {
+        // An HTTP send is not retried here: the caller learns the outcome is unknown.
+        const detail = `${OUTCOME_UNKNOWN} (${failure.message})`;
+        await records.markFailed(record.email_id, detail, failure.kind);
+        throw new MailroomError('outcome_unknown', detail, { cause: failure });
+      }
+      await records.markFailed(record.email_id, failure.message, failure.kind);
       throw failure;
     }
     emailsSent.inc({ template: input.templateId });
@@ -180,17 +251,36 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       await records.markSent(record.email_id, providerId);
     } catch (err) {
       // The provider has the message: answering failure would invite a second
-      // send. The record stays pending; webhook events still move it forward.
+      // send. Keep trying to record it in the background (the database may be
+      // back in seconds); webhook events also move it forward; failing all
+      // that, the sweeper explains it.
       logger.error(
         { err, email_id: record.email_id, provider_id: providerId },
-        'email sent but record not updated',
+        'email sent but record not updated; retrying in the background',
       );
+      recordSentLater(record.email_id, providerId);
     }
     return { email_id: record.email_id, provider_id: providerId, message: SENT_MESSAGE };
   }
 
+  /** markSent again every MARK_SENT_RETRY_MS, up to MARK_SENT_RETRIES times; never keeps the process alive. */
+  function recordSentLater(emailId: string, providerId: string, attempt = 1): void {
+    setTimeout(() => {
+      records.markSent(emailId, providerId).then(
+        () => logger.info({ email_id: emailId, attempt }, 'email record updated after a retry'),
+        (err: unknown) => {
+          if (attempt < MARK_SENT_RETRIES) recordSentLater(emailId, providerId, attempt + 1);
+          else logger.error({ err, email_id: emailId }, 'email sent but record still not updated');
+        },
+      );
+    }, MARK_SENT_RETRY_MS).unref();
+  }
+
   return deliver;
 }
+
+const MARK_SENT_RETRY_MS = 2_000;
+const MARK_SENT_RETRIES = 60;
 
 /** A new pending record for a validated send. */
 function newRecord(

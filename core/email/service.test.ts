@@ -45,7 +45,7 @@ describe('email service core', () => {
   let core: EmailCore;
 
   before(async () => {
-    core = await startEmailCore({ name: 'email_core' });
+    core = await startEmailCore({ name: 'email_core', env: { SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true' } });
     ({ fake, database, email } = core);
   });
   after(() => core.close());
@@ -110,6 +110,7 @@ describe('email service core', () => {
       const pending = await byKey(key);
       assert.equal(pending?.['status'], 'pending');
       assert.match(String(pending?.['error']), /^email provider unavailable/);
+      assert.equal(pending?.['attempt_id'], null, 'the provider said no: nothing in flight');
 
       const retried = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
       assert.equal(retried.email_id, pending?.['email_id']);
@@ -133,7 +134,7 @@ describe('email service core', () => {
 
     it('markFailed finalises a pending keyed send; later calls do not send', async () => {
       const key = `wf-${randomUUID()}/activity-4`;
-      fake.plan('network-error');
+      fake.plan(503);
       await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       await email.markFailed(key, 'gave up after 5 attempts');
       const failed = await byKey(key);
@@ -150,6 +151,127 @@ describe('email service core', () => {
       await email.markFailed(key, 'too late');
       assert.equal((await record(sent.email_id))?.['status'], 'sent');
       await email.markFailed(`unknown-${randomUUID()}`, 'whatever');
+    });
+  });
+
+  describe('a send whose outcome is unknown is never repeated blindly', () => {
+    const OUTCOME_UNKNOWN =
+      'email outcome unknown: the provider may have accepted it; not resent to avoid a duplicate.';
+    const OUTCOME_PENDING = "email outcome unknown: waiting for the provider's events before deciding.";
+    /** As if the attempt had begun `ms` ago. */
+    const age = (emailId: string, ms: number) =>
+      emails().updateOne({ _id: emailId }, { $set: { attempt_started_at: new Date(Date.now() - ms) } });
+
+    it('the record is marked with the attempt before the provider hears of it, cleared once sent', async () => {
+      const key = `wf-${randomUUID()}/mark`;
+      fake.delayMs = 300;
+      const sending = email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
+      await fake.waitForRequests(1);
+      const inFlight = await byKey(key);
+      assert.equal(inFlight?.['status'], 'pending');
+      assert.match(String(inFlight?.['attempt_id']), /^[0-9a-f-]{36}$/);
+      assert.ok(inFlight?.['attempt_started_at'] instanceof Date);
+      const sent = await sending;
+      const done = await record(sent.email_id);
+      assert.equal(done?.['status'], 'sent');
+      assert.equal(done?.['attempt_id'], null);
+    });
+
+    it('accepted then dropped: retries wait for events, then fail the record as outcome unknown; nothing resent', async () => {
+      const key = `wf-${randomUUID()}/dropped`;
+      fake.plan('accept-then-drop');
+      const first = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      assert.equal(first.kind, 'transient', 'the activity retries');
+      assert.equal(first.message, OUTCOME_PENDING);
+      const pending = await byKey(key);
+      assert.equal(pending?.['status'], 'pending');
+      assert.ok(pending?.['attempt_id'], 'the attempt mark stays');
+
+      // A retry soon after: still waiting, the provider is not called again.
+      const second = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      assert.equal(second.message, OUTCOME_PENDING);
+      assert.equal(fake.received.length, 1);
+
+      // Past the wait, no event came: failed, explained, not retryable.
+      await age(String(pending?.['email_id']), 61_000);
+      const verdict = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      assert.equal(verdict.kind, 'outcome_unknown');
+      assert.equal(verdict.retryable, false);
+      assert.equal(verdict.message, OUTCOME_UNKNOWN);
+      const failed = await byKey(key);
+      assert.equal(failed?.['status'], 'failed');
+      assert.equal(failed?.['error'], OUTCOME_UNKNOWN);
+      assert.equal(failed?.['error_kind'], 'outcome_unknown');
+      assert.equal(fake.received.length, 1, 'sent once, never resent');
+
+      // The provider's delivery event proves it went out: the guess is corrected.
+      await email.handleSendGridWebhook(
+        JSON.stringify([{ event: 'delivered', email_id: failed?.['email_id'], timestamp: 1 }]),
+        {},
+      );
+      const corrected = await byKey(key);
+      assert.equal(corrected?.['status'], 'delivered');
+      assert.equal(corrected?.['error'], null);
+    });
+
+    it("accepted then dropped, then the provider's processed event: the retry answers sent without sending", async () => {
+      const key = `wf-${randomUUID()}/processed`;
+      fake.plan('accept-then-drop');
+      await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      const pending = await byKey(key);
+      await email.handleSendGridWebhook(
+        JSON.stringify([{ event: 'processed', email_id: pending?.['email_id'], timestamp: 1 }]),
+        {},
+      );
+      const retried = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
+      assert.equal(retried.email_id, pending?.['email_id']);
+      assert.equal((await record(retried.email_id))?.['status'], 'sent');
+      assert.equal(fake.received.length, 1);
+    });
+
+    it('an attempt that died mid-call: once its lease expires the retry does not resend', async () => {
+      const key = `wf-${randomUUID()}/dead`;
+      fake.delayMs = 200;
+      const sending = email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
+      await fake.waitForRequests(1);
+      // What a process killed here leaves behind: the mark, and a lease that will expire.
+      const left = await byKey(key);
+      const notYet = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      assert.equal(notYet.message, 'email send already in progress.');
+      await sending;
+      await emails().updateOne(
+        { _id: String(left?.['email_id']) },
+        { $set: { status_rank: STATUS_RANK.pending, attempt_id: left?.['attempt_id'] } },
+      );
+      await database.db
+        .collection<{ _id: string }>('email_idempotency')
+        .updateOne({ _id: key }, { $set: { attempt_until: new Date(Date.now() - 1) } });
+      await age(String(left?.['email_id']), 61_000);
+      const verdict = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      assert.equal(verdict.kind, 'outcome_unknown');
+      assert.equal(fake.received.length, 1);
+    });
+
+    it('a workflow giving up on a send of unknown outcome leaves it explained as such', async () => {
+      const key = `wf-${randomUUID()}/give-up`;
+      fake.plan('accept-then-drop');
+      await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      await email.markFailed(key, 'activity timed out');
+      const failed = await byKey(key);
+      assert.equal(failed?.['status'], 'failed');
+      assert.equal(failed?.['error'], `${OUTCOME_UNKNOWN} (activity timed out)`);
+      assert.equal(failed?.['error_kind'], 'outcome_unknown');
+    });
+
+    it('without a key (HTTP): the caller is told the outcome is unknown, the record says so', async () => {
+      fake.plan('accept-then-drop');
+      const err = await failure(email.send(body('dropped over http'), authenticatedAs(caller)));
+      assert.equal(err.kind, 'outcome_unknown');
+      assert.match(err.message, /^email outcome unknown: .*\(email provider unavailable: /);
+      const stored = withStatus(await emails().findOne({ subject: 'dropped over http' }));
+      assert.equal(stored?.['status'], 'failed');
+      assert.equal(stored?.['error'], err.message);
+      assert.equal(fake.received.length, 1);
     });
   });
 

@@ -12,10 +12,12 @@ import { sendBulk } from './bulk.ts';
 import type { EmailService } from './contract.ts';
 import { idempotencyKeys } from './idempotency-keys.ts';
 import { ensureEmailIndexes } from './indexes.ts';
-import { EMAIL_NOT_FOUND } from './messages.ts';
+import { EMAIL_NOT_FOUND, OUTCOME_UNKNOWN } from './messages.ts';
 import { createSendGridProvider, defaultSender, type MailProvider } from './provider.ts';
 import { recordStore } from './record-store.ts';
 import { createSendPipeline } from './send-pipeline.ts';
+import { sweepStuckPending } from './sweeper.ts';
+import { STATUS_RANK } from './record.ts';
 import { toStatus } from './status-view.ts';
 import { recordEvent, recordOpen } from './tracking.ts';
 import { validateSendBody } from './validate.ts';
@@ -128,7 +130,32 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       const emailId = await keys.findEmailId(idempotencyKey);
       if (!emailId) return;
       const record = await records.findById(emailId);
-      await records.markFailed(emailId, reason, record?.error_kind ?? 'transient');
+      // A send whose last attempt may have reached the provider stays explained as such.
+      if (record?.attempt_id)
+        await records.markFailed(
+          emailId,
+          reason.startsWith('email outcome unknown') ? OUTCOME_UNKNOWN : `${OUTCOME_UNKNOWN} (${reason})`,
+          'outcome_unknown',
+        );
+      else await records.markFailed(emailId, reason, record?.error_kind ?? 'transient');
+    },
+
+    async failedWithoutSending(idempotencyKey) {
+      const emailId = await keys.findEmailId(idempotencyKey);
+      const record = emailId === undefined ? null : await records.findById(emailId);
+      // Any sign the provider had it (an event's flag) counts as sent.
+      return (
+        record !== null &&
+        record.status_rank === STATUS_RANK.failed &&
+        record.error_kind !== 'outcome_unknown' &&
+        !record.delivered &&
+        !record.opened &&
+        !record.bounced_at
+      );
+    },
+
+    sweepStuckPending(boundMs) {
+      return sweepStuckPending(records, logger, boundMs);
     },
   };
 }

@@ -33,6 +33,7 @@ export const TIMESTAMP_HEADER = 'x-twilio-email-event-webhook-timestamp';
 
 /** SendGrid event name → what it means for the record. */
 const EVENT_MAP: Record<string, TrackedEvent> = {
+  processed: 'processed',
   delivered: 'delivered',
   open: 'opened',
   click: 'clicked',

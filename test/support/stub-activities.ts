@@ -26,7 +26,10 @@ const DEFAULTS: Activities = {
     name: null,
     welcomeEmailSent: false,
   }),
-  claimWelcomeEmail: async () => 'claimed',
+  claimWelcomeEmail: async (_userId, runId) => ({
+    claim: 'claimed',
+    idempotencyKey: `${runId}:welcome-email`,
+  }),
   releaseWelcomeEmail: async () => undefined,
   markWelcomeEmailSent: async () => undefined,
   deliverWelcomeEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),

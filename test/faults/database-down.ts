@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { welcomeBody } from '../support/sample-emails.ts';
+import {
+  Checks,
+  Stack,
+  killServer,
+  sleep,
+  startMongoServer,
+  until,
+  type Answer,
+  type FaultCase,
+} from './stack.ts';
+
+const DOWN_MS = 10_000;
+
+/**
+ * Case 4: MongoDB (FerretDB) killed for 10 s while welcome runs are in
+ * flight. While it is down the gateway answers 5xx within 2 s (never hangs)
+ * and /ready is 503; once it is back, gateway and worker recover without a
+ * restart, every run completes, one email per user.
+ */
+export const databaseDown: FaultCase = {
+  id: 4,
+  name: 'FerretDB killed for 10 s',
+  async run(servers) {
+    const stack = await new Stack(servers, 'case4').start();
+    const check = new Checks();
+    try {
+      stack.fake.delayMs = 300;
+      const users = await stack.insertUsers(20);
+      const runIds = await stack.triggerWelcome(users);
+      await until('5 provider requests', async () => stack.fake.received.length >= 5, 120_000, 50);
+
+      await killServer(servers.mongo);
+      const downAt = Date.now();
+      const during: Array<{ what: string } & Answer> = [];
+      while (Date.now() - downAt < DOWN_MS) {
+        for (const [what, method, path, body] of [
+          ['send', 'POST', '/api/email/send', welcomeBody({ to: 'down@example.com', subject: 'while down' })],
+          ['status', 'GET', `/api/email/status/${randomUUID()}`, undefined],
+          ['ready', 'GET', '/ready', undefined],
+        ] as const) {
+          const answer = await stack
+            .request(method, path, body, 10_000)
+            .catch((err: unknown) => ({ status: 0, body: { error: String(err) }, ms: 10_000 }));
+          during.push({ what, ...answer });
+        }
+        await sleep(500);
+      }
+      servers.mongo = await startMongoServer(servers, servers.mongoPort);
+      const upAt = Date.now();
+      await until(
+        '/ready to answer 200',
+        async () => (await stack.request('GET', '/ready', undefined, 5000)).status === 200,
+        60_000,
+      );
+      const readyAfterMs = Date.now() - upAt;
+      const sendAfter = await until(
+        'a send to succeed',
+        async () => {
+          const a = await stack.request(
+            'POST',
+            '/api/email/send',
+            welcomeBody({ to: 'after@example.com' }),
+            10_000,
+          );
+          return a.status === 200 ? a : undefined;
+        },
+        60_000,
+      );
+      const runs = await stack.waitForRuns(runIds, 300_000);
+      const completed = [...runs.values()].filter((r) => r.status === 'completed').length;
+      const perRecipient = stack.acceptedPerRecipient();
+      const welcomeOnce = users.filter((u) => perRecipient.get(`${u}@example.com`) === 1).length;
+      const duplicates = [...perRecipient.values()].filter((n) => n > 1).length;
+      // A send the provider took while the record could not be written is recorded once the database is back.
+      const settled = await until(
+        'no record pending',
+        async () => !(await stack.recordsByStatus())['pending'],
+        60_000,
+        1000,
+      )
+        .then(() => true)
+        .catch(() => false);
+      const records = await stack.recordsByStatus();
+
+      const requests = during.filter((d) => d.what !== 'ready');
+      const ready = during.filter((d) => d.what === 'ready');
+      const slowest = Math.max(...during.map((d) => d.ms));
+      check.expect(
+        requests.every((d) => d.status >= 500),
+        `answers while down: ${[...new Set(requests.map((d) => d.status))]}`,
+      );
+      check.expect(slowest <= 2000, `slowest answer while down: ${slowest} ms`);
+      check.expect(
+        ready.every((d) => d.status === 503),
+        `/ready while down: ${[...new Set(ready.map((d) => d.status))]}`,
+      );
+      check.expect(completed === 20, `${completed}/20 runs completed`);
+      check.expect(welcomeOnce === 20, `${welcomeOnce}/20 users got exactly one email`);
+      check.expect(duplicates === 0, `${duplicates} duplicates`);
+      check.expect(settled, `${records['pending']} records left pending`);
+      return check.result({
+        'down seconds': DOWN_MS / 1000,
+        'requests while down': during.length,
+        'answers while down': Object.fromEntries(
+          ['send', 'status', 'ready'].map((w) => [
+            w,
+            [...new Set(during.filter((d) => d.what === w).map((d) => d.status))],
+          ]),
+        ),
+        'slowest answer while down ms': slowest,
+        'send error while down': during.find((d) => d.what === 'send')?.body['error'],
+        '/ready 200 again after ms': readyAfterMs,
+        'first send after recovery': sendAfter.status,
+        runs: runIds.length,
+        completed,
+        'users with exactly one email': welcomeOnce,
+        duplicates,
+        records,
+      });
+    } finally {
+      await stack.close();
+    }
+  },
+};

@@ -1,0 +1,63 @@
+import { Checks, Stack, until, type FaultCase } from './stack.ts';
+
+/**
+ * Case 1: 100 welcome runs in flight, the worker SIGKILLed three times (each
+ * time once more sends have reached the provider) and restarted at once.
+ * Expected: 100/100 runs completed, exactly 100 emails accepted by the
+ * provider, one per user, no record left pending.
+ */
+export const workerKilled: FaultCase = {
+  id: 1,
+  name: 'worker SIGKILLed 3x during 100 welcome runs',
+  async run(servers) {
+    const stack = await new Stack(servers, 'case1').start();
+    const check = new Checks();
+    try {
+      const t0 = Date.now();
+      // The provider takes 2 s: 20 concurrent sends, 100 emails take 10 s or more.
+      stack.fake.delayMs = 2000;
+      const users = await stack.insertUsers(100);
+      const triggering = stack.triggerWelcome(users);
+      const killedAt: number[] = [];
+      // Each kill once the live worker has itself got 15 more sends to the provider.
+      let next = 10;
+      for (let kill = 0; kill < 3; kill++) {
+        await until(`${next} provider requests`, async () => stack.fake.received.length >= next, 180_000, 50);
+        const [victim] = stack.workers;
+        if (victim) await stack.killWorker(victim);
+        killedAt.push(stack.fake.received.length);
+        next = stack.fake.received.length + 15;
+        await stack.startWorker();
+      }
+      const runIds = await triggering;
+      const runs = await stack.waitForRuns(runIds, 300_000);
+      const statuses = [...runs.values()].map((r) => r.status);
+      const completed = statuses.filter((s) => s === 'completed').length;
+      const perRecipient = stack.acceptedPerRecipient();
+      const duplicates = [...perRecipient.values()].filter((n) => n > 1).length;
+      const records = await stack.recordsByStatus();
+      const errors = [...runs.values()].filter((r) => r.status !== 'completed').map((r) => r.error);
+      check.expect(completed === 100, `${completed}/100 runs completed`);
+      check.expect(stack.fake.accepted.length === 100, `${stack.fake.accepted.length} emails accepted`);
+      check.expect(perRecipient.size === 100, `${perRecipient.size} distinct recipients`);
+      check.expect(duplicates === 0, `${duplicates} recipients got more than one email`);
+      check.expect(!records['pending'], `${records['pending']} records left pending`);
+      return check.result({
+        runs: runIds.length,
+        completed,
+        failed: statuses.filter((s) => s === 'failed').length,
+        kills: killedAt.length,
+        'provider requests when killed': killedAt,
+        'provider requests': stack.fake.received.length,
+        'emails accepted': stack.fake.accepted.length,
+        'distinct recipients': perRecipient.size,
+        duplicates,
+        records,
+        ...(errors.length ? { 'run errors': errors.slice(0, 3) } : {}),
+        'seconds to all runs finished': Math.round((Date.now() - t0) / 1000),
+      });
+    } finally {
+      await stack.close();
+    }
+  },
+};
