@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfigOrExit } from '../core/config.ts';
 import { connectDatabase, type Database } from '../core/db.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
+import type { EmailService } from '../core/email/contract.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { createApp } from './app.ts';
 
@@ -18,6 +19,7 @@ const logger = createLogger('api', config);
 let shuttingDown = false;
 let server: Server | undefined;
 let database: Database | undefined;
+let email: EmailService | undefined;
 let connection: Connection | undefined;
 
 /** The URI without credentials, for log lines. */
@@ -48,7 +50,7 @@ async function main(): Promise<void> {
   connection = Connection.lazy({ address: config.temporal.address });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
 
-  const email = createEmailService({ db: database.db, config, logger });
+  email = createEmailService({ db: database.db, config, logger });
   await email.ensureIndexes();
 
   const app = createApp({ config, logger, db: database.db, temporal, email });
@@ -83,6 +85,10 @@ async function shutdown(signal: string, log: Logger): Promise<void> {
     await new Promise<void>((resolve) => server!.close(() => resolve()));
   }
   clearTimeout(force);
+  // The pixel's buffered opens go to the database before it closes (only a crash loses them).
+  await email?.close().catch((err: unknown) => log.error({ err }, 'flushing buffered opens failed'));
+  const stats = email?.openStats();
+  if (stats?.dropped) log.warn({ dropped: stats.dropped }, 'pixel opens dropped while the buffer was full');
   await Promise.allSettled([database?.close(), connection?.close()]);
   log.info('stopped');
   process.exit(0);

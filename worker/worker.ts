@@ -72,6 +72,7 @@ try {
   await worker.run();
 } finally {
   await connection.close();
+  await email.close();
   await database.close();
   logger.info('worker stopped');
 }

@@ -1,6 +1,7 @@
-import type { Collection, Db } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import type { ErrorKind } from '../errors.ts';
 import { KeyedLock } from './keyed-lock.ts';
+import type { BufferedOpen } from './open-buffer.ts';
 import { STATUS_RANK, type EmailRecord, type TrackedEvent } from './record.ts';
 import { emailIdOfViewKey, viewKeyMatches } from './view-key.ts';
 
@@ -30,6 +31,12 @@ export interface RecordStore {
     event: TrackedEvent,
     at?: Date,
   ): Promise<boolean>;
+  /**
+   * A batch of pixel opens (open-buffer.ts): each key is checked like
+   * applyEvent's (one `{ _id }` read each, in parallel), then all the matching
+   * records are updated in ONE bulk write. Resolves with how many were recorded.
+   */
+  applyOpens(opens: BufferedOpen[]): Promise<number>;
 }
 
 export function recordStore(db: Db): RecordStore {
@@ -113,7 +120,35 @@ export function recordStore(db: Db): RecordStore {
       if (emailId === undefined) return false;
       return lock.run(emailId, () => applyEventLocked(emailId, event, at));
     },
+
+    async applyOpens(opens) {
+      const resolved = await Promise.all(
+        opens.map(async (open) => ({ open, emailId: await resolveId({ view_key: open.viewKey }) })),
+      );
+      const known = resolved.filter(
+        (r): r is { open: BufferedOpen; emailId: string } => r.emailId !== undefined,
+      );
+      if (known.length === 0) return 0;
+      const ops: AnyBulkWriteOperation<EmailRecord>[] = known.map(({ open, emailId }) => ({
+        updateOne: { filter: { _id: emailId }, update: openUpdate(open.first, open.last) },
+      }));
+      // Under each record's lock, like every other write to it (keyed-lock.ts).
+      const result = await lock.runAll(
+        known.map((k) => k.emailId),
+        () => emails.bulkWrite(ops, { ordered: false }),
+      );
+      return result.matchedCount;
+    },
   };
+
+  /** An open: flags whatever the status, `opened_at` the first open, status at most raised to opened. */
+  function openUpdate(first: Date, last: Date) {
+    return {
+      $set: { opened: true, time: last, updated_at: last },
+      $min: { opened_at: first },
+      $max: { status_rank: STATUS_RANK.opened },
+    };
+  }
 
   async function applyEventLocked(emailId: string, event: TrackedEvent, at: Date): Promise<boolean> {
     const flags: Partial<EmailRecord> = { updated_at: at };
@@ -124,11 +159,11 @@ export function recordStore(db: Db): RecordStore {
       firsts.delivered_at = at;
       rank = STATUS_RANK.delivered;
     } else if (event === 'opened' || event === 'clicked') {
-      flags.opened = true;
-      flags.time = at;
-      firsts.opened_at = at;
+      const open = openUpdate(at, at);
+      Object.assign(flags, open.$set);
+      Object.assign(firsts, open.$min);
       if (event === 'clicked') flags.clicked = true;
-      rank = STATUS_RANK.opened;
+      rank = open.$max.status_rank;
     } else {
       firsts.bounced_at = at;
       rank = STATUS_RANK.bounced;

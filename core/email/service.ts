@@ -16,7 +16,9 @@ import { createSendGridProvider, defaultSender, type MailProvider } from './prov
 import { recordStore } from './record-store.ts';
 import { createSendPipeline } from './send-pipeline.ts';
 import { toStatus } from './status-view.ts';
-import { recordEvent, recordOpen } from './tracking.ts';
+import { OpenBuffer, type FlushReport } from './open-buffer.ts';
+import { recordEvent } from './tracking.ts';
+import { looksLikeViewKey } from './view-key.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
 
@@ -39,6 +41,8 @@ export interface EmailServiceDeps {
   attachmentAllowedAddresses?: string[];
   /** Replaces SendGrid (tests of the core without HTTP); default from config.sendgrid. */
   provider?: MailProvider;
+  /** After every batch of pixel opens is written: the hook for metrics (recorded, failed, dropped). */
+  onOpensFlushed?: (report: FlushReport) => void;
 }
 
 export function createEmailService(deps: EmailServiceDeps): EmailService {
@@ -58,6 +62,11 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     sender: defaultSender(config),
     publicBaseUrl: config.publicBaseUrl,
     logger,
+  });
+  const opens = new OpenBuffer({
+    write: (batch) => records.applyOpens(batch),
+    logger,
+    ...(deps.onOpensFlushed ? { onFlush: deps.onOpensFlushed } : {}),
   });
   const handleWebhook = createWebhookHandler({
     records,
@@ -96,12 +105,20 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     async recordOpen(viewKey) {
-      try {
-        await recordOpen(records, viewKey);
-      } catch (err) {
-        // The pixel must always render; a lost open is logged, not surfaced.
-        logger.error({ err }, 'recording an open failed');
-      }
+      // A key of the wrong shape is never buffered; the rest is checked when the batch is written.
+      if (looksLikeViewKey(viewKey)) opens.add(viewKey);
+    },
+
+    flushOpens() {
+      return opens.flush();
+    },
+
+    openStats() {
+      return opens.stats();
+    },
+
+    close() {
+      return opens.close();
     },
 
     recordEvent(body) {
