@@ -58,7 +58,8 @@ export async function startBenchEnv(log: (line: string) => void): Promise<BenchE
     await Promise.allSettled(processes.reverse().map((p) => p.stop(15_000)));
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
     await Promise.allSettled(services.map((s) => s.stop()));
-    await rm(scratch, { recursive: true, force: true });
+    if (process.env['BENCH_KEEP_LOGS'] === '1') log(`logs kept in ${scratch}`);
+    else await rm(scratch, { recursive: true, force: true });
   };
   try {
     let mongoBase = process.env['MONGODB_URI'];

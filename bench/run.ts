@@ -18,11 +18,12 @@ import { benchWorkerStart, benchWorkflows } from './workflows.ts';
  *   MONGODB_URI        use this MongoDB instead of starting FerretDB (a fresh database is used and dropped)
  *   TEMPORAL_ADDRESS   use this Temporal instead of starting a dev server
  *   BENCH_ONLY=pixel,send   only these paths (names as in the ratio lines)
+ *   BENCH_KEEP_LOGS=1  keep the scratch directory with every process's log
  */
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const SIZES = QUICK
   ? { pixel: 300, send: 40, bulkSize: 100, bulkRounds: 1, sequential: 3, parallel: 10, workerStart: 1 }
-  : { pixel: 5000, send: 400, bulkSize: 100, bulkRounds: 5, sequential: 20, parallel: 200, workerStart: 3 };
+  : { pixel: 2000, send: 400, bulkSize: 100, bulkRounds: 5, sequential: 20, parallel: 200, workerStart: 3 };
 const only = new Set((process.env['BENCH_ONLY'] ?? '').split(',').filter(Boolean));
 const wanted = (name: string) => only.size === 0 || only.has(name);
 
