@@ -135,8 +135,20 @@ export async function startBenchEnv(log: (line: string) => void): Promise<BenchE
       LOG_LEVEL: 'warn',
       LOG_PRETTY: 'false',
     };
+    // BENCH_CPU_PROF=<dir>: our gateway and worker write V8 CPU profiles there at exit (open in Chrome DevTools / speedscope).
+    const profDir = process.env['BENCH_CPU_PROF'];
     const start = async (name: string, script: string, env: NodeJS.ProcessEnv = {}) => {
-      const proc = await startNode(name, script, { ...serviceEnv, ...env }, join(scratch, `${name}.log`));
+      const nodeArgs =
+        profDir && (name === 'gateway' || name === 'worker')
+          ? [`--cpu-prof`, `--cpu-prof-dir=${join(profDir, name)}`]
+          : [];
+      const proc = await startNode(
+        name,
+        script,
+        { ...serviceEnv, ...env },
+        join(scratch, `${name}.log`),
+        nodeArgs,
+      );
       processes.push(proc);
       return proc;
     };

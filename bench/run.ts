@@ -19,6 +19,7 @@ import { benchWorkerStart, benchWorkflows } from './workflows.ts';
  *   TEMPORAL_ADDRESS   use this Temporal instead of starting a dev server
  *   BENCH_ONLY=pixel,send   only these paths (names as in the ratio lines)
  *   BENCH_KEEP_LOGS=1  keep the scratch directory with every process's log
+ *   BENCH_CPU_PROF=dir write CPU profiles of the gateway and the worker to dir (node --cpu-prof)
  */
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const SIZES = QUICK
