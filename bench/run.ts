@@ -24,7 +24,7 @@ import { benchWorkerStart, benchWorkflows } from './workflows.ts';
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const SIZES = QUICK
   ? { pixel: 300, send: 40, bulkSize: 100, bulkRounds: 1, sequential: 3, parallel: 10, workerStart: 1 }
-  : { pixel: 2000, send: 400, bulkSize: 100, bulkRounds: 5, sequential: 20, parallel: 200, workerStart: 3 };
+  : { pixel: 1000, send: 300, bulkSize: 100, bulkRounds: 5, sequential: 20, parallel: 200, workerStart: 3 };
 const only = new Set((process.env['BENCH_ONLY'] ?? '').split(',').filter(Boolean));
 const wanted = (name: string) => only.size === 0 || only.has(name);
 
