@@ -11,7 +11,7 @@ import type { Logger } from '../logger.ts';
  *   `time` the latest).
  * - Batches: every `flushIntervalMs` (250 ms) whatever is buffered is handed
  *   to `write` as one batch (record-store.ts `applyOpens`: the key checks,
- *   then one bulk write for all of them). One flush at a time; what arrives
+ *   then bulk writes of 25 updates). One flush at a time; what arrives
  *   meanwhile waits for the next.
  * - Bounded: at most `maxPending` distinct keys wait; past that, new keys are
  *   dropped and counted (`stats().dropped`), with one warning per flush
