@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfigOrExit } from '../core/config.ts';
 import { connectDatabase, type Database } from '../core/db.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
+import type { EmailService } from '../core/email/contract.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { keyStore } from '../core/api-keys/key-store.ts';
 import { createApp } from './app.ts';
@@ -21,6 +22,7 @@ let shuttingDown = false;
 let server: Server | undefined;
 let metricsServer: Server | undefined;
 let database: Database | undefined;
+let email: EmailService | undefined;
 let connection: Connection | undefined;
 
 /** The URI without credentials, for log lines. */
@@ -51,7 +53,7 @@ async function main(): Promise<void> {
   connection = Connection.lazy({ address: config.temporal.address });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
 
-  const email = createEmailService({ db: database.db, config, logger });
+  email = createEmailService({ db: database.db, config, logger });
   await email.ensureIndexes();
 
   const keys = keyStore(database.db, logger);
@@ -108,6 +110,10 @@ async function shutdown(signal: string, log: Logger): Promise<void> {
   clearTimeout(force);
   metricsServer?.closeAllConnections();
   if (metricsServer?.listening) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
+  // The pixel's buffered opens go to the database before it closes (only a crash loses them).
+  await email?.close().catch((err: unknown) => log.error({ err }, 'flushing buffered opens failed'));
+  const stats = email?.openStats();
+  if (stats?.dropped) log.warn({ dropped: stats.dropped }, 'pixel opens dropped while the buffer was full');
   await Promise.allSettled([database?.close(), connection?.close()]);
   log.info('stopped');
   process.exit(0);

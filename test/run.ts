@@ -18,7 +18,7 @@ import { freePort, startMongo, startTemporal, type ServiceHandle } from '../infr
  */
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
-const TEST_DIRS = ['api', 'core', 'activities', 'workflows', 'worker', 'templates', 'test', 'infra'];
+const TEST_DIRS = ['api', 'core', 'activities', 'workflows', 'worker', 'templates', 'test', 'infra', 'bench'];
 const SKIP_DIRS = new Set(['node_modules', 'dist', '.data', '.git', 'coverage', 'preview']);
 
 async function findTests(path: string): Promise<string[]> {

@@ -116,6 +116,7 @@ try {
 } finally {
   await sweeper.stop();
   await connection.close();
+  await email.close();
   await database.close();
   await metrics?.close();
   logger.info('worker stopped');

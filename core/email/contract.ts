@@ -6,6 +6,7 @@
  * HTTP. Every method throws MailroomError (core/errors.ts) on failure.
  */
 import type { Principal } from '../identity.ts';
+import type { OpenBufferStats } from './open-buffer.ts';
 import type { BulkResult, EmailStatus, SendResult } from './schema.ts';
 import type { SweptRecord } from './sweeper.ts';
 
@@ -28,8 +29,18 @@ export interface EmailService {
   sendBulk(body: unknown, principal: Principal): Promise<BulkResult>;
   /** One record, visible only to the company (or, without one, the user) that sent it; else not_found. */
   getStatus(emailId: string, principal: Principal): Promise<EmailStatus>;
-  /** The tracking pixel's side effect. Unknown or missing key: does nothing, never throws. */
+  /**
+   * The tracking pixel's side effect. Buffered (open-buffer.ts): resolves at
+   * once, the open is written with the next batch (≤ 250 ms). Unknown or
+   * missing key: nothing is recorded; never throws.
+   */
   recordOpen(viewKey: string | undefined): Promise<void>;
+  /** Writes the buffered pixel opens now; resolves once they are in the database. */
+  flushOpens(): Promise<void>;
+  /** Counters of the pixel's open buffer (accepted, dropped, recorded, failed, flushes, pending). */
+  openStats(): OpenBufferStats;
+  /** Shutdown: flushes the buffered opens and stops the flush timer. */
+  close(): Promise<void>;
   /** POST /api/email/track body `{ view_key, event_type }`. Unknown key → not_found. */
   recordEvent(body: unknown): Promise<void>;
   /** SendGrid Event Webhook: verifies the signature when a public key is configured, applies each event. */

@@ -24,4 +24,15 @@ export class KeyedLock {
       if (this.tails.get(key) === tail) this.tails.delete(key);
     }
   }
+
+  /**
+   * Runs `work` holding the locks of all `keys` (a batch write). Taken in
+   * sorted order, so two batches never wait on each other in a cycle.
+   */
+  async runAll<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
+    const sorted = [...new Set(keys)].sort();
+    const hold = (i: number): Promise<T> =>
+      i === sorted.length ? work() : this.run(sorted[i]!, () => hold(i + 1));
+    return hold(0);
+  }
 }

@@ -157,6 +157,7 @@ describe('emails access path: every query filters by _id alone', () => {
     await email.recordOpen(target.view_key);
     await email.recordOpen(newViewKey(randomUUID()));
     await email.recordOpen(newViewKey(target.email_id));
+    await email.flushOpens();
     await email.recordEvent({ view_key: target.view_key, event_type: 'delivered' });
     const status = await email.getStatus(target.email_id, authenticatedAs(caller));
     assert.equal(status.opened, true);

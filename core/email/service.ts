@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import { MailroomError } from '../errors.ts';
 import { isUuid } from '../identity.ts';
 import type { Logger } from '../logger.ts';
-import { opensDropped } from '../metrics.ts';
+import { opensDropped, opensRecorded } from '../metrics.ts';
 import { isPlainObject } from '../validation.ts';
 import { createAttachmentFetcher, resolveAttachments, type AttachmentFetcher } from './attachments.ts';
 import { authorizeSend, authorizeStatus, canSee } from './auth.ts';
@@ -19,7 +19,9 @@ import { createSendPipeline } from './send-pipeline.ts';
 import { sweepStuckPending } from './sweeper.ts';
 import { STATUS_RANK } from './record.ts';
 import { toStatus } from './status-view.ts';
-import { recordEvent, recordOpen } from './tracking.ts';
+import { OpenBuffer, type FlushReport } from './open-buffer.ts';
+import { recordEvent } from './tracking.ts';
+import { looksLikeViewKey } from './view-key.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
 import { assertSignupShape } from './signup-guard.ts';
@@ -44,6 +46,8 @@ export interface EmailServiceDeps {
   attachmentAllowedAddresses?: string[];
   /** Replaces SendGrid (tests of the core without HTTP); default from config.sendgrid. */
   provider?: MailProvider;
+  /** After every batch of pixel opens is written: the hook for metrics (recorded, failed, dropped). */
+  onOpensFlushed?: (report: FlushReport) => void;
 }
 
 export function createEmailService(deps: EmailServiceDeps): EmailService {
@@ -63,6 +67,16 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     sender: defaultSender(config),
     publicBaseUrl: config.publicBaseUrl,
     logger,
+  });
+  const opens = new OpenBuffer({
+    write: (batch) => records.applyOpens(batch),
+    logger,
+    onFlush: (report) => {
+      // Dropped: shed while the buffer was full, or lost with a batch that failed to write.
+      opensRecorded.inc(report.recorded);
+      opensDropped.inc(report.droppedSinceLastFlush + report.failed);
+      deps.onOpensFlushed?.(report);
+    },
   });
   const handleWebhook = createWebhookHandler({
     records,
@@ -109,13 +123,20 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     async recordOpen(viewKey) {
-      try {
-        await recordOpen(records, viewKey);
-      } catch (err) {
-        // The pixel must always render; a lost open is logged and counted, not surfaced.
-        opensDropped.inc();
-        logger.error({ err }, 'recording an open failed');
-      }
+      // A key of the wrong shape is never buffered; the rest is checked when the batch is written.
+      if (looksLikeViewKey(viewKey)) opens.add(viewKey);
+    },
+
+    flushOpens() {
+      return opens.flush();
+    },
+
+    openStats() {
+      return opens.stats();
+    },
+
+    close() {
+      return opens.close();
     },
 
     recordEvent(body) {

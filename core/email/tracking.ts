@@ -1,5 +1,4 @@
 import { MailroomError } from '../errors.ts';
-import { opensRecorded } from '../metrics.ts';
 import { parse } from '../validation.ts';
 import { EMAIL_NOT_FOUND, describeBodyProblem, invalidEventType } from './messages.ts';
 import type { RecordStore } from './record-store.ts';
@@ -15,16 +14,11 @@ import { looksLikeViewKey } from './view-key.ts';
  * clicked   → `clicked` flag and counts as an open.
  * Repeats are harmless: the same flags are set again, the status cannot move back.
  *
- * A key of the wrong shape is not looked up; a well-formed one is one read by
+ * Pixel opens go through the open buffer (open-buffer.ts, record-store.ts
+ * `applyOpens`), written in batches. A key of the wrong shape is not looked up; a well-formed one is one read by
  * `_id` (the key embeds the email id) and a constant-time comparison with the
  * stored key (record-store.ts, view-key.ts). Either way an unknown key is "not found".
  */
-
-/** Pixel GET: unknown or missing key does nothing (the pixel must never reveal whether a key exists). */
-export async function recordOpen(records: RecordStore, viewKey: string | undefined): Promise<void> {
-  if (!looksLikeViewKey(viewKey)) return;
-  if (await records.applyEvent({ view_key: viewKey }, 'opened')) opensRecorded.inc();
-}
 
 /** POST /api/email/track. */
 export async function recordEvent(records: RecordStore, raw: unknown): Promise<void> {

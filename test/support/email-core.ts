@@ -65,6 +65,7 @@ export async function startEmailCore(options: EmailCoreOptions = {}): Promise<Em
     logger,
     email,
     async close() {
+      await email.close();
       await fake.stop();
       await database.db.dropDatabase().catch(() => undefined);
       await database.close();

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { statusOf, type EmailRecord } from '../../../core/email/record.ts';
+import { STATUS_RANK, statusOf, type EmailRecord } from '../../../core/email/record.ts';
 import { newViewKey } from '../../../core/email/view-key.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 
@@ -28,9 +28,12 @@ describe('tracking endpoints', () => {
   const status = async (emailId: string) =>
     (await app.get(`/api/email/status/${emailId}`)).body['data'] as Record<string, unknown>;
 
+  /** One pixel hit; the open is buffered, so the buffer is flushed before the test reads the record. */
   async function pixel(query: string) {
     const res = await fetch(`${app.url}/api/email/track${query}`);
-    return { res, bytes: Buffer.from(await res.arrayBuffer()) };
+    const bytes = Buffer.from(await res.arrayBuffer());
+    await app.email.flushOpens();
+    return { res, bytes };
   }
 
   describe('GET /api/email/track (pixel)', () => {
@@ -92,6 +95,32 @@ describe('tracking endpoints', () => {
       const data = await status(emailId);
       assert.equal(data['opened'], false);
       assert.equal(data['status'], 'sent');
+    });
+
+    it('many opens, repeats among them: each recorded, a later status never moved back', async () => {
+      const a = await sendOne();
+      const b = await sendOne();
+      const bounced = await sendOne();
+      await app.database.db
+        .collection<EmailRecord>('emails')
+        .updateOne({ _id: bounced.emailId }, { $set: { status_rank: STATUS_RANK.bounced } });
+      const before = app.email.openStats();
+      const hits = [a, b, a, bounced, a].map((e) =>
+        fetch(`${app.url}/api/email/track?view_key=${e.viewKey}`).then((r) => r.arrayBuffer()),
+      );
+      await Promise.all(hits);
+      await app.email.flushOpens();
+      const after = app.email.openStats();
+      assert.equal(after.accepted - before.accepted, 5, 'every hit accepted');
+      assert.equal(after.dropped, before.dropped);
+      for (const e of [a, b]) {
+        const data = await status(e.emailId);
+        assert.equal(data['opened'], true);
+        assert.equal(data['status'], 'opened');
+      }
+      const stillBounced = await status(bounced.emailId);
+      assert.equal(stillBounced['opened'], true);
+      assert.equal(stillBounced['status'], 'bounced');
     });
   });
 

@@ -12,7 +12,8 @@ export const TRACKING_PIXEL = Buffer.from(
  * GET /api/email/track?view_key=…: the open-tracking pixel. Always the same
  * GIF, whatever the key (unknown, missing, or a database failure): an image
  * in someone's mail client is no place for an error, and the answer must not
- * reveal whether a key exists.
+ * reveal whether a key exists. The open is buffered and written with the next
+ * batch (core/email/open-buffer.ts), so the GIF never waits on the database.
  */
 export const pixelRoute = defineRoute({
   method: 'get',
@@ -22,14 +23,10 @@ export const pixelRoute = defineRoute({
   tag: 'email',
   query: Type.Object({ view_key: Type.Optional(Type.String()) }),
   responses: { 200: { description: 'A 1×1 transparent GIF, always.', contentType: 'image/gif' } },
-  async handler(ctx, { email, logger }) {
+  async handler(ctx, { email }) {
     const raw = ctx.query['view_key'];
     const viewKey = Array.isArray(raw) ? raw[0] : raw;
-    try {
-      await email.recordOpen(viewKey);
-    } catch (err) {
-      logger.error({ err }, 'tracking pixel: recording the open failed');
-    }
+    await email.recordOpen(viewKey);
     ctx.status = 200;
     ctx.set('Cache-Control', 'no-store, no-cache, must-revalidate');
     ctx.set('Pragma', 'no-cache');

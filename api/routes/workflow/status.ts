@@ -1,6 +1,7 @@
 import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
+import { runningHistory } from './run-history.ts';
 import { viewRun } from './run-status.ts';
 import { WORKFLOW_AUTH } from './owner.ts';
 import { RunResponseSchema } from './schema.ts';
@@ -24,9 +25,10 @@ export const statusRoute = defineRoute({
     const { def, runId, handle, desc } = await findRun(ctx, temporal);
     try {
       const view = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
-        // Only a running run needs its history (pending vs running, latest progress);
-        // a closed one is described by its close time and close event (handle.result()).
-        const events = desc.status.name === 'RUNNING' ? ((await handle.fetchHistory()).events ?? []) : [];
+        // Only a running run needs (a few events of) its history: pending vs running,
+        // latest progress (run-history.ts). A closed one is described by its close
+        // time and close event (handle.result()).
+        const events = desc.status.name === 'RUNNING' ? await runningHistory(temporal, desc) : [];
         return viewRun(handle, desc, events);
       });
       ctx.body = { success: true, runId, workflowName: def.name, ...view };

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { WORKFLOWS_PATH } from '../worker/create-worker.ts';
+import type { BenchEnv } from './env.ts';
+import { figures, medianRatio, totalTimeRatio, type Figures, type Ratio } from './lib/measure.ts';
+import { waitForLog } from './lib/processes.ts';
+import { tenantHeaders } from './send.ts';
+import { createActivities } from '../activities/index.ts';
+
+/**
+ * The workflow paths. Ours: send-welcome-email triggered through the gateway
+ * (POST /api/workflow/send-welcome-email) on our worker process, waited for
+ * with the Temporal client. The floor: a workflow of as many no-op normal
+ * activities (bench/floors/noop-workflow.ts) on a worker process with the same
+ * settings, on the same Temporal server, started with the client.
+ */
+export interface WorkflowBench {
+  latency: Ratio;
+  throughput: Ratio;
+}
+
+export async function benchWorkflows(
+  env: BenchEnv,
+  opts: { sequential: number; parallel: number },
+): Promise<WorkflowBench> {
+  const floorQueue = `${env.taskQueue}-floor`;
+  const floorWorker = await env.start('noop-worker', 'bench/floors/noop-worker.ts', {
+    TEMPORAL_TASK_QUEUE: floorQueue,
+  });
+  await waitForLog(floorWorker, 'noop worker started');
+
+  const users = env.database.db.collection<{ _id: string; email: string; name: string }>('users');
+  const newUser = async () => {
+    const _id = `bench-${randomUUID()}`;
+    await users.insertOne({ _id, email: `${_id}@example.com`, name: 'Bench User' });
+    return _id;
+  };
+  const headers = tenantHeaders();
+  const ours = async (userId: string) => {
+    const res = await fetch(`${env.gatewayUrl}/api/workflow/send-welcome-email`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ userId }),
+    });
+    const answer = (await res.json()) as { runId?: string };
+    if (res.status !== 202 || !answer.runId)
+      throw new Error(`trigger answered ${res.status}: ${JSON.stringify(answer)}`);
+    return answer.runId;
+  };
+  const oursDone = async (runId: string) => {
+    const result = (await env.temporal.workflow.getHandle(runId).result()) as { message?: string };
+    if (result.message !== 'welcome email sent')
+      throw new Error(`welcome run ${runId}: ${JSON.stringify(result)}`);
+  };
+  const floorStart = async (userId: string) => {
+    const handle = await env.temporal.workflow.start('noopWorkflow', {
+      taskQueue: floorQueue,
+      workflowId: `noop-${randomUUID()}`,
+      args: [{ userId }],
+    });
+    return handle.workflowId;
+  };
+  const floorDone = async (runId: string) => {
+    await env.temporal.workflow.getHandle(runId).result();
+  };
+
+  const sequential = async (
+    name: string,
+    start: (userId: string) => Promise<string>,
+    done: (id: string) => Promise<void>,
+  ): Promise<Figures> => {
+    const userIds = await Promise.all(Array.from({ length: opts.sequential + 2 }, newUser));
+    for (const u of userIds.slice(0, 2)) await done(await start(u)); // warm-up
+    const latencies: number[] = [];
+    const t0 = performance.now();
+    for (const u of userIds.slice(2)) {
+      const t = performance.now();
+      await done(await start(u));
+      latencies.push(performance.now() - t);
+    }
+    return figures(name, latencies, (performance.now() - t0) / 1000);
+  };
+  const burst = async (
+    name: string,
+    start: (userId: string) => Promise<string>,
+    done: (id: string) => Promise<void>,
+  ): Promise<Figures> => {
+    const userIds = await Promise.all(Array.from({ length: opts.parallel }, newUser));
+    const latencies: number[] = [];
+    const t0 = performance.now();
+    await Promise.all(
+      userIds.map(async (u) => {
+        const t = performance.now();
+        await done(await start(u));
+        latencies.push(performance.now() - t);
+      }),
+    );
+    return figures(name, latencies, (performance.now() - t0) / 1000);
+  };
+
+  const floorLatency = await sequential('floor: no-op workflow, 4 no-op activities', floorStart, floorDone);
+  const oursLatency = await sequential('send-welcome-email, trigger → completed', ours, oursDone);
+  const floorBurst = await burst(`floor: ${opts.parallel} no-op runs at once`, floorStart, floorDone);
+  const oursBurst = await burst(`${opts.parallel} welcome runs at once`, ours, oursDone);
+  await floorWorker.stop(15_000);
+  return {
+    latency: medianRatio('workflow_latency', 1.0, oursLatency, floorLatency),
+    throughput: totalTimeRatio('workflow_throughput', 1.0, oursBurst, floorBurst),
+  };
+}
+
+/**
+ * worker_start: from Worker.create to polling, with the prebuilt bundle our
+ * worker runs (WORKFLOW_BUNDLE_PATH) against bundling workflows/ at start.
+ * Both in this process, with our activities, on a throwaway task queue.
+ */
+export async function benchWorkerStart(env: BenchEnv, opts: { rounds: number }): Promise<Ratio> {
+  const connection = await NativeConnection.connect({ address: env.temporalAddress });
+  try {
+    const activities = createActivities({
+      db: env.database.db,
+      email: undefined as never, // never called: no task reaches these workers
+      config: undefined as never,
+    });
+    const startOnce = async (code: 'prebuilt' | 'bundle'): Promise<number> => {
+      const t0 = performance.now();
+      const worker = await Worker.create({
+        connection,
+        namespace: env.namespace,
+        taskQueue: `${env.taskQueue}-start-${randomUUID().slice(0, 8)}`,
+        ...(code === 'prebuilt'
+          ? { workflowBundle: { codePath: env.bundlePath } }
+          : { workflowsPath: WORKFLOWS_PATH }),
+        activities,
+      });
+      const running = worker.run();
+      while (worker.getState() !== 'RUNNING') await new Promise((r) => setImmediate(r));
+      const ms = performance.now() - t0;
+      worker.shutdown();
+      await running;
+      return ms;
+    };
+    const times = { prebuilt: [] as number[], bundle: [] as number[] };
+    for (let i = 0; i < opts.rounds; i++) {
+      times.bundle.push(await startOnce('bundle'));
+      times.prebuilt.push(await startOnce('prebuilt'));
+    }
+    const seconds = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / 1000;
+    return medianRatio(
+      'worker_start',
+      3,
+      figures('worker start, prebuilt bundle', times.prebuilt, seconds(times.prebuilt)),
+      figures('floor: worker start, bundling at start', times.bundle, seconds(times.bundle)),
+    );
+  } finally {
+    await connection.close();
+  }
+}
