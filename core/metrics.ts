@@ -102,6 +102,13 @@ export const opensDropped = new Counter({
   registers: [registry],
 });
 
+export const emailsSwept = new Counter({
+  name: 'mailroom_emails_swept_total',
+  help: 'Email records the sweeper failed after they stayed pending too long, by outcome (outcome_unknown: may have been sent; abandoned: never handed to the provider).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 /** The registry in Prometheus' text format, with its content type. */
 export async function exposition(): Promise<{ contentType: string; body: string }> {
   return { contentType: registry.contentType, body: await registry.metrics() };

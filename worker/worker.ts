@@ -10,6 +10,7 @@ import { connectDatabase } from '../core/db.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { startSweeper } from '../core/email/sweeper.ts';
+import { emailsSwept } from '../core/metrics.ts';
 import { createWorker } from './create-worker.ts';
 import { PinoTemporalLogger } from './temporal-logger.ts';
 import { workerMetrics } from './telemetry.ts';
@@ -109,8 +110,12 @@ logger.info(
 );
 state.worker = worker;
 // No email record stays pending forever (core/email/sweeper.ts). Each swept
-// record is logged with `swept: true`; a metrics counter hooks in via `onSwept`.
-const sweeper = startSweeper({ sweep: () => email.sweepStuckPending(), logger });
+// record is logged with `swept: true` and counted (mailroom_emails_swept_total).
+const sweeper = startSweeper({
+  sweep: () => email.sweepStuckPending(),
+  logger,
+  onSwept: (record) => emailsSwept.inc({ outcome: record.outcome }),
+});
 try {
   await worker.run();
 } finally {
