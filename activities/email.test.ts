@@ -6,6 +6,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { loadConfig } from '../core/config.ts';
 import { TEST_SECRET } from '../test/support/env.ts';
 import { authenticatedAs, type Caller } from '../core/identity.ts';
+import { quietSdkLogger } from '../test/support/temporal-runtime.ts';
 import { MailroomError } from '../core/errors.ts';
 import type { EmailService, SendOptions } from '../core/email/contract.ts';
 import { createEmailActivities } from './email.ts';
@@ -38,13 +39,16 @@ describe('email activities', () => {
   it('deliverWelcomeEmail sends `welcome` with USER_NAME, LOGIN_URL and SUPPORT_EMAIL and the given key', async () => {
     const { email, calls } = fakeEmail();
     const acts = createEmailActivities({ email, config });
-    const sent = await new MockActivityEnvironment().run(acts.deliverWelcomeEmail, {
-      idempotencyKey: 'wf-1:welcome-email',
-      userId: 'u1',
-      email: 'ada@example.com',
-      name: 'Ada',
-      caller: {},
-    });
+    const sent = await new MockActivityEnvironment(undefined, { logger: quietSdkLogger() }).run(
+      acts.deliverWelcomeEmail,
+      {
+        idempotencyKey: 'wf-1:welcome-email',
+        userId: 'u1',
+        email: 'ada@example.com',
+        name: 'Ada',
+        caller: {},
+      },
+    );
     assert.deepEqual(sent, { emailId: 'e-1', providerId: 'p-1' });
     assert.equal(calls.length, 1);
     assert.deepEqual(calls[0]!.options, { idempotencyKey: 'wf-1:welcome-email' });
@@ -62,7 +66,7 @@ describe('email activities', () => {
     const { email, calls } = fakeEmail();
     const acts = createEmailActivities({ email, config });
     const caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
-    await new MockActivityEnvironment().run(acts.deliverEinEmail, {
+    await new MockActivityEnvironment(undefined, { logger: quietSdkLogger() }).run(acts.deliverEinEmail, {
       idempotencyKey: 'wf-2:ein-email',
       emailAction: 'ein-verified' as const,
       recipients: ['a@example.com', 'b@example.com'],
@@ -93,7 +97,7 @@ describe('email activities', () => {
       const { email } = fakeEmail(new MailroomError(kind, `provider said ${kind}`));
       const acts = createEmailActivities({ email, config });
       await assert.rejects(
-        new MockActivityEnvironment().run(acts.deliverWelcomeEmail, {
+        new MockActivityEnvironment(undefined, { logger: quietSdkLogger() }).run(acts.deliverWelcomeEmail, {
           idempotencyKey: 'k',
           userId: 'u',
           email: 'a@example.com',
@@ -111,7 +115,11 @@ describe('email activities', () => {
   it('markEmailFailed finalises the record keyed by the idempotency key', async () => {
     const { email, failed } = fakeEmail();
     const acts = createEmailActivities({ email, config });
-    await new MockActivityEnvironment().run(acts.markEmailFailed, 'wf-3:ein-email', 'gave up');
+    await new MockActivityEnvironment(undefined, { logger: quietSdkLogger() }).run(
+      acts.markEmailFailed,
+      'wf-3:ein-email',
+      'gave up',
+    );
     assert.deepEqual(failed, [['wf-3:ein-email', 'gave up']]);
   });
 });
