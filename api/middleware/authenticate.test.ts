@@ -1,4 +1,5 @@
 import { describe, it } from 'node:test';
+import { parseKey } from '../../core/api-keys/key-format.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { KEY_CACHE_TTL_MS, keyStore } from '../../core/api-keys/key-store.ts';
@@ -147,7 +148,7 @@ describe('AUTH_MODE=api-key: email routes', () => {
     const doc = await app.database.db.collection('api_keys').findOne({ _id: id as never });
     assert.ok(doc);
     assert.ok(doc['last_used_at'] instanceof Date);
-    assert.equal(JSON.stringify(doc).includes(key.split('_')[2]!), false);
+    assert.equal(JSON.stringify(doc).includes(parseKey(key)!.secret), false);
     assert.match(String(doc['secret_hash']), /^[0-9a-f]{64}$/);
   });
 });

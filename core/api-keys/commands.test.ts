@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { parseKey } from './key-format.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connectDatabase, type Database } from '../db.ts';
@@ -48,7 +49,7 @@ describe('npm run keys', () => {
     const listed = await runKeyCommand(store, ['list', '--company', company]);
     assert.equal(listed.length, 1);
     assert.match(listed[0]!, new RegExp(`^${id}  live  company=${company}`));
-    assert.equal(listed[0]!.includes(key.split('_')[2]!), false);
+    assert.equal(listed[0]!.includes(parseKey(key)!.secret), false);
     assert.deepEqual(await runKeyCommand(store, ['revoke', id]), [
       `revoked ${id}: requests with it are refused within seconds`,
     ]);

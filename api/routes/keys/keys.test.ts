@@ -1,4 +1,5 @@
 import { describe, it } from 'node:test';
+import { parseKey } from '../../../core/api-keys/key-format.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../../core/identity.ts';
@@ -38,7 +39,7 @@ describe('/api/keys', () => {
     assert.equal(listed.status, 200);
     const ids = (listed.body['data'] as Array<Record<string, unknown>>).map((k) => k['id']);
     assert.ok(ids.includes(key['id']));
-    assert.equal(JSON.stringify(listed.body).includes(secret.split('_')[2]!), false);
+    assert.equal(JSON.stringify(listed.body).includes(parseKey(secret)!.secret), false);
 
     assert.equal((await app.delete(`/api/keys/${String(key['id'])}`, { authorization: admin })).status, 200);
     assert.equal((await app.post('/api/email/send', invoiceBody(), headers)).status, 401);
