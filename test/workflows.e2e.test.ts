@@ -267,14 +267,16 @@ describe('send-email-received-ein', () => {
 describe('search attributes', () => {
   it('a run is found through a visibility query by CompanyId, and by its EmailId once sent', async () => {
     h.fake.reset();
-    const id = ids();
-    const { body } = await h.trigger('send-email-received-ein', {
-      ...id,
-      emailAction: 'ein-verified',
-      recipients: ['owner@example.com'],
-    });
+    // A company and user of its own: the harness's caller has other runs in this file.
+    const id = { companyId: randomUUID(), userId: randomUUID(), organizationId: randomUUID() };
+    const as = { 'x-company-id': id.companyId, 'x-user-id': id.userId };
+    const { body } = await h.trigger(
+      'send-email-received-ein',
+      { ...id, emailAction: 'ein-verified', recipients: ['owner@example.com'] },
+      as,
+    );
     const runId = body['runId'] as string;
-    const run = await h.waitForStatus('send-email-received-ein', runId, 'completed');
+    const run = await h.waitForStatus('send-email-received-ein', runId, 'completed', 20_000, as);
     const emailId = run.result?.result['emailId'] as string;
 
     // Visibility is eventually consistent: what an operator's query returns, once indexed.

@@ -158,17 +158,32 @@ export class WorkflowHarness {
     return record ? this.email.getStatus(record.email_id, authenticatedAs(caller)) : undefined;
   }
 
-  async status(name: string, runId: string): Promise<{ status: number; body: RunBody }> {
-    const res = await this.request('GET', `/api/workflow/${name}?runId=${encodeURIComponent(runId)}`);
+  async status(
+    name: string,
+    runId: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: RunBody }> {
+    const res = await this.request(
+      'GET',
+      `/api/workflow/${name}?runId=${encodeURIComponent(runId)}`,
+      undefined,
+      headers,
+    );
     return res as unknown as { status: number; body: RunBody };
   }
 
   /** Polls GET like a client would (every 200 ms here) until the run reaches `status`. */
-  async waitForStatus(name: string, runId: string, status: string, timeoutMs = 20_000): Promise<RunBody> {
+  async waitForStatus(
+    name: string,
+    runId: string,
+    status: string,
+    timeoutMs = 20_000,
+    headers: Record<string, string> = {},
+  ): Promise<RunBody> {
     const deadline = Date.now() + timeoutMs;
     let last: RunBody | undefined;
     while (Date.now() < deadline) {
-      const res = await this.status(name, runId);
+      const res = await this.status(name, runId, headers);
       last = res.body;
       if (res.status === 200 && res.body.status === status) return res.body;
       if (res.status === 200 && ['completed', 'failed', 'cancelled'].includes(res.body.status)) break;
