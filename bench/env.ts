@@ -7,7 +7,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { connectDatabase, type Database } from '../core/db.ts';
 import { FakeSendGrid } from '../infra/fake-sendgrid.ts';
 import { provision } from '../infra/provision.ts';
-import { freePort, startMongo, startTemporal, type ServiceHandle } from '../infra/services.ts';
+import { freePort, startScratchServers, type ServiceHandle } from '../infra/services.ts';
 import { WORKFLOWS_PATH } from '../worker/create-worker.ts';
 import { startNode, waitForHttp, waitForLog, type NodeProcess } from './lib/processes.ts';
 
@@ -67,24 +67,7 @@ export async function startBenchEnv(log: (line: string) => void): Promise<BenchE
     const needs = { mongo: !mongoBase, temporal: !temporalAddress };
     if (needs.mongo || needs.temporal) {
       const binaries = await provision(needs, (line) => log(line));
-      const [temporal, mongo] = await Promise.all([
-        binaries.temporal
-          ? startTemporal({
-              binary: binaries.temporal,
-              port: await freePort(),
-              headless: true,
-              logFile: join(scratch, 'temporal.log'),
-            })
-          : undefined,
-        binaries.ferretdb
-          ? startMongo({
-              binary: binaries.ferretdb,
-              port: await freePort(),
-              dataDir: join(scratch, 'mongo'),
-              logFile: join(scratch, 'mongo.log'),
-            })
-          : undefined,
-      ]);
+      const { temporal, mongo } = await startScratchServers(binaries, scratch);
       if (temporal) {
         services.push(temporal);
         temporalAddress = temporal.address;

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { EmailRecord } from '../core/email/record.ts';
-import { STATUS_RANK } from '../core/email/record.ts';
-import { newViewKey } from '../core/email/view-key.ts';
 import type { BenchEnv } from './env.ts';
 import { httpLoad } from './lib/http-load.ts';
+import type { EmailRecord } from '../core/email/record.ts';
+import { invoiceRecord } from './lib/records.ts';
 import { throughputRatio, type Ratio } from './lib/measure.ts';
 import { waitForHttp } from './lib/processes.ts';
 import { freePort } from '../infra/services.ts';
@@ -21,7 +20,15 @@ export async function benchPixel(
   opts: { count: number; connections: number },
 ): Promise<Ratio> {
   const warmup = Math.min(50, opts.count);
-  const records = Array.from({ length: opts.count + warmup }, () => sentRecord(randomUUID()));
+  const records = Array.from({ length: opts.count + warmup }, () =>
+    invoiceRecord({
+      emailId: randomUUID(),
+      to: 'customer@example.com',
+      subject: 'Invoice INV-1',
+      status: 'sent',
+      providerId: 'bench',
+    }),
+  );
   const emails = env.database.db.collection<EmailRecord>('emails');
   for (let i = 0; i < records.length; i += 1000) await emails.insertMany(records.slice(i, i + 1000));
   const keyOf = (i: number) => records[i < 0 ? opts.count - 1 - i : i]!.view_key;
@@ -66,37 +73,5 @@ export async function benchPixel(
   return {
     ...throughputRatio('pixel', 0.5, ours, floor),
     note: `all ${ids.length} opens recorded, ${drainSeconds.toFixed(1)} s after the last answer (${writeRate.toFixed(0)} opens/s written)`,
-  };
-}
-
-function sentRecord(emailId: string): EmailRecord {
-  const now = new Date();
-  return {
-    _id: emailId,
-    email_id: emailId,
-    created_at: now,
-    updated_at: now,
-    subject: 'Invoice INV-1',
-    recipient_email: 'customer@example.com',
-    recipient_name: '',
-    recipients: { to: [{ email: 'customer@example.com' }], cc: [], bcc: [] },
-    status_rank: STATUS_RANK.sent,
-    template_id: 'invoice',
-    opened: false,
-    delivered: false,
-    clicked: false,
-    view_key: newViewKey(emailId),
-    resource_type_ref: null,
-    resource_id_ref: null,
-    time: null,
-    company_id: null,
-    organization_id: null,
-    user_id: null,
-    provider_id: 'bench',
-    error: null,
-    error_kind: null,
-    tags: [],
-    locale: 'en',
-    language: 'en',
   };
 }

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import proxyaddr from 'proxy-addr';
-import { firstProblem, schemaErrors } from './validation.ts';
+import { firstProblem, httpOrigin, schemaErrors } from './validation.ts';
 
 /**
  * Every environment variable Mailroom reads, in one schema: it validates the
@@ -228,16 +228,6 @@ function withoutTrailingSlashes(url: string): string {
   let end = url.length;
   while (end > 0 && url[end - 1] === '/') end--;
   return url.slice(0, end);
-}
-
-/** `https://app.example.com` of an http(s) URL or origin; undefined for anything else. */
-function httpOrigin(value: string): string | undefined {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** For entry points: load the configuration or print one clear line and exit. */

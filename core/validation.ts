@@ -153,3 +153,13 @@ export function hasControlCharacters(value: string): boolean {
   }
   return false;
 }
+
+/** `https://app.example.com` of an http(s) URL or origin; undefined for anything else. */
+export function httpOrigin(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}

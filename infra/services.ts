@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, openSync, closeSync, type WriteStream } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { stripVTControlCharacters } from 'node:util';
 import { Connection } from '@temporalio/client';
@@ -313,4 +313,35 @@ export async function startMongo(options: MongoOptions): Promise<MongoHandle> {
     uri,
     stop: () => spawned.stop(5000),
   };
+}
+
+/**
+ * Throwaway servers for one test or bench run, on free ports: a headless
+ * Temporal (in-memory history: nothing to clean up, nothing to survive) and
+ * FerretDB with its data and both logs in `scratch`. Only those whose binary
+ * is given are started.
+ */
+export async function startScratchServers(
+  binaries: { temporal?: string | undefined; ferretdb?: string | undefined },
+  scratch: string,
+): Promise<{ temporal: TemporalHandle | undefined; mongo: MongoHandle | undefined }> {
+  const [temporal, mongo] = await Promise.all([
+    binaries.temporal
+      ? startTemporal({
+          binary: binaries.temporal,
+          port: await freePort(),
+          headless: true,
+          logFile: join(scratch, 'temporal.log'),
+        })
+      : undefined,
+    binaries.ferretdb
+      ? startMongo({
+          binary: binaries.ferretdb,
+          port: await freePort(),
+          dataDir: join(scratch, 'mongo'),
+          logFile: join(scratch, 'mongo.log'),
+        })
+      : undefined,
+  ]);
+  return { temporal, mongo };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { provision } from '../infra/provision.ts';
-import { freePort, startMongo, startTemporal, type ServiceHandle } from '../infra/services.ts';
+import { startScratchServers, type ServiceHandle } from '../infra/services.ts';
 
 /**
  * `npm test` (after `npm run check`): starts a real Temporal server and a real
@@ -75,24 +75,7 @@ async function main(): Promise<number> {
     const started = Date.now();
     const binaries = await provision(needs, (line) => log(line));
     scratch = await mkdtemp(join(tmpdir(), 'mailroom-test-'));
-    const [temporal, mongo] = await Promise.all([
-      binaries.temporal
-        ? startTemporal({
-            binary: binaries.temporal,
-            port: await freePort(),
-            headless: true, // in-memory history: nothing to clean up, nothing to survive
-            logFile: join(scratch, 'temporal.log'),
-          })
-        : undefined,
-      binaries.ferretdb
-        ? startMongo({
-            binary: binaries.ferretdb,
-            port: await freePort(),
-            dataDir: join(scratch, 'mongo'),
-            logFile: join(scratch, 'mongo.log'),
-          })
-        : undefined,
-    ]);
+    const { temporal, mongo } = await startScratchServers(binaries, scratch);
     if (temporal) {
       services.push(temporal);
       env['TEMPORAL_ADDRESS'] = temporal.address;

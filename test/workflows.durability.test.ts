@@ -17,7 +17,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { WorkflowHarness } from './support/workflow-harness.ts';
-import { temporalAddress, TEST_SECRET } from './support/env.ts';
+import { temporalAddress } from './support/env.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -86,17 +86,7 @@ after(async () => {
 function startWorkerProcess(temporal = proxy.address): ChildProcess {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'worker/worker.ts'], {
     cwd: ROOT,
-    env: {
-      PATH: process.env['PATH'],
-      TEMPORAL_ADDRESS: temporal,
-      TEMPORAL_NAMESPACE: h.config.temporal.namespace,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      MONGODB_URI: h.mongoUriForChild(),
-      SENDGRID_API_KEY: 'SG.test-key',
-      SENDGRID_BASE_URL: h.fake.url,
-      LOG_LEVEL: 'warn',
-      MAILROOM_SECRET: TEST_SECRET,
-    },
+    env: h.workerProcessEnv({ TEMPORAL_ADDRESS: temporal }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout?.resume();

@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../infra/services.ts';
-import { TEST_SECRET } from '../test/support/env.ts';
 import { Scrape } from '../test/support/metrics.ts';
 import { WorkflowHarness } from '../test/support/workflow-harness.ts';
 import { workerMetrics } from './telemetry.ts';
@@ -26,18 +25,7 @@ before(async () => {
   address = `127.0.0.1:${await freePort()}`;
   worker = spawn(process.execPath, ['--import', 'tsx', 'worker/worker.ts'], {
     cwd: ROOT,
-    env: {
-      PATH: process.env['PATH'],
-      TEMPORAL_ADDRESS: h.config.temporal.address,
-      TEMPORAL_NAMESPACE: h.config.temporal.namespace,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      MONGODB_URI: h.mongoUriForChild(),
-      SENDGRID_API_KEY: 'SG.test-key',
-      SENDGRID_BASE_URL: h.fake.url,
-      LOG_LEVEL: 'warn',
-      MAILROOM_SECRET: TEST_SECRET,
-      WORKER_METRICS_ADDRESS: address,
-    },
+    env: h.workerProcessEnv({ WORKER_METRICS_ADDRESS: address }),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   exited = new Promise((resolve) => worker!.once('exit', (code) => resolve(code)));

@@ -9,6 +9,7 @@ import {
   isComplete,
   type Caller,
   type IdentityField,
+  type Principal,
   type Scope,
 } from '../../core/identity.ts';
 import type { AppState } from '../types.ts';
@@ -99,6 +100,17 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
     };
     return next();
   };
+}
+
+/**
+ * The caller of a route that acts for a company (workflow runs, the
+ * company's keys): the key's company, or `X-Company-Id` behind a trusted
+ * proxy; 401 without one.
+ */
+export function authenticatedCompany(principal: Principal): Caller & { companyId: string } {
+  const { companyId } = principal.caller;
+  if (!principal.authenticated || !companyId) throw unauthorized();
+  return { ...principal.caller, companyId: companyId.toLowerCase() };
 }
 
 /** The identity headers that were sent, trimmed (empty ones left out). */

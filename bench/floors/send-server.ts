@@ -5,7 +5,7 @@ import { loadConfig } from '../../core/config.ts';
 import { connectDatabase } from '../../core/db.ts';
 import { createSendGridProvider } from '../../core/email/provider.ts';
 import { STATUS_RANK, type EmailRecord } from '../../core/email/record.ts';
-import { newViewKey } from '../../core/email/view-key.ts';
+import { invoiceRecord } from '../lib/records.ts';
 
 /**
  * The send's floor: a bare Koa route doing the minimum a send must do, with
@@ -37,36 +37,10 @@ app.use(async (ctx) => {
   }
   const body = ctx.request.body as FloorBody;
   const _id = randomUUID();
-  const now = new Date();
   // The same record a send stores (core/email/record.ts), so the database does the same work.
-  await emails.insertOne({
-    _id,
-    email_id: _id,
-    created_at: now,
-    updated_at: now,
-    subject: body.subject,
-    recipient_email: body.to,
-    recipient_name: '',
-    recipients: { to: [{ email: body.to }], cc: [], bcc: [] },
-    status_rank: STATUS_RANK.pending,
-    template_id: 'invoice',
-    opened: false,
-    delivered: false,
-    clicked: false,
-    view_key: newViewKey(_id),
-    resource_type_ref: null,
-    resource_id_ref: null,
-    time: null,
-    company_id: null,
-    organization_id: null,
-    user_id: null,
-    provider_id: null,
-    error: null,
-    error_kind: null,
-    tags: [],
-    locale: 'en',
-    language: 'en',
-  });
+  await emails.insertOne(
+    invoiceRecord({ emailId: _id, to: body.to, subject: body.subject, status: 'pending', providerId: null }),
+  );
   const { providerId } = await provider.send({
     emailId: _id,
     from: { email: 'no-reply@mailroom.bench' },
@@ -81,7 +55,7 @@ app.use(async (ctx) => {
   });
   await emails.updateOne(
     { _id },
-    { $set: { provider_id: providerId, sent_at: now }, $max: { status_rank: 1 } },
+    { $set: { provider_id: providerId, sent_at: new Date() }, $max: { status_rank: STATUS_RANK.sent } },
   );
   ctx.body = { success: true, data: { email_id: _id, provider_id: providerId } };
 });

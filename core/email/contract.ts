@@ -39,7 +39,7 @@ export interface EmailService {
   flushOpens(): Promise<void>;
   /** Counters of the pixel's open buffer (accepted, dropped, recorded, failed, flushes, pending). */
   openStats(): OpenBufferStats;
-  /** Shutdown: flushes the buffered opens and stops the flush timer. */
+  /** Shutdown: flushes the buffered opens and stops the service's timers (open flushes, rate-limit sweep). */
   close(): Promise<void>;
   /** POST /api/email/track body `{ view_key, event_type }`. Unknown key → not_found. */
   recordEvent(body: unknown): Promise<void>;

@@ -136,6 +136,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     close() {
+      limits.stop();
       return opens.close();
     },
 

@@ -5,6 +5,7 @@ import {
   ONE_RECIPIENT_WITHOUT_AUTHENTICATION,
   linkOriginNotAllowed,
 } from './messages.ts';
+import { httpOrigin } from '../validation.ts';
 import type { NormalizedSend } from './validate.ts';
 
 /**
@@ -28,16 +29,8 @@ export function assertSignupShape(
   if (input.replyTo) throw fail(notWithoutAuthentication('reply_to'));
   for (const name of linkVariables(template)) {
     const value = input.templateData[name];
-    if (value !== undefined && !allowedOrigins.includes(originOf(value) ?? '')) {
+    if (value !== undefined && !allowedOrigins.includes(httpOrigin(value) ?? '')) {
       throw fail(linkOriginNotAllowed(name));
     }
-  }
-}
-
-function originOf(value: string): string | undefined {
-  try {
-    return new URL(value).origin;
-  } catch {
-    return undefined;
   }
 }

@@ -20,6 +20,8 @@ import { TOO_MANY_SIGNUP_SENDS } from './messages.ts';
 export interface SignupLimits {
   /** Counts one send; throws rate_limited (429, Retry-After) when a limit is spent. */
   consume(recipient: string, clientIp: string | undefined): Promise<void>;
+  /** Stops the sweep of expired counters (shutdown). */
+  stop(): void;
 }
 
 export interface SignupLimitSettings {
@@ -45,7 +47,7 @@ export function signupLimits(db: Db, settings: SignupLimitSettings, logger: Logg
   const perIp = limiter('signup-ip', settings.perIpPerMinute, 60);
   const serial = new KeyedLock();
   void ensureIndexes(db, logger);
-  setInterval(() => {
+  const sweep = setInterval(() => {
     db.collection(COLLECTION)
       .deleteMany({ expire: { $lte: new Date() } })
       .catch((err: unknown) => logger.warn({ err }, 'sweeping expired rate-limit counters failed'));
@@ -68,6 +70,9 @@ export function signupLimits(db: Db, settings: SignupLimitSettings, logger: Logg
     async consume(recipient, clientIp) {
       if (clientIp) await take(perIp, clientIp);
       await take(perRecipient, recipient.toLowerCase());
+    },
+    stop() {
+      clearInterval(sweep);
     },
   };
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient, type Db } from 'mongodb';
 import { FakeSendGrid } from '../../infra/fake-sendgrid.ts';
+import { answerBody } from '../support/http.ts';
 import {
   freePort,
   startMongo,
@@ -224,14 +225,7 @@ export class Stack {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await res.text();
-    let parsed: Record<string, unknown>;
-    try {
-      parsed = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      parsed = { raw: text };
-    }
-    return { status: res.status, body: parsed, ms: Date.now() - started };
+    return { status: res.status, body: await answerBody(res), ms: Date.now() - started };
   }
 
   /** `count` users, each with its own address. */

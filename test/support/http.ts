@@ -37,13 +37,7 @@ export function httpClient(baseUrl: string, defaultHeaders: Record<string, strin
       if (!hasType) init.headers['content-type'] = 'application/json';
     }
     const res = await fetch(`${baseUrl}${path}`, init);
-    const text = await res.text();
-    let parsed: Record<string, unknown>;
-    try {
-      parsed = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      parsed = { raw: text };
-    }
+    const parsed = await answerBody(res);
     return { status: res.status, headers: res.headers, body: parsed };
   }
   return {
@@ -52,4 +46,14 @@ export function httpClient(baseUrl: string, defaultHeaders: Record<string, strin
     post: (path, body, headers) => request('POST', path, body, headers),
     delete: (path, headers) => request('DELETE', path, undefined, headers),
   };
+}
+
+/** A response's body as JSON, or `{ raw }` with the text when it is not JSON. */
+export async function answerBody(res: Response): Promise<Record<string, unknown>> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return { raw: text };
+  }
 }

@@ -18,7 +18,7 @@ import type { RunResponse } from '../../api/routes/workflow/schema.ts';
 import { createWorker } from '../../worker/create-worker.ts';
 import type { FakeSendGrid } from './fake-sendgrid.ts';
 import { startEmailCore, type EmailCore } from './email-core.ts';
-import { mongoUri, temporalAddress, temporalNamespace, uniqueName } from './env.ts';
+import { mongoUri, temporalAddress, temporalNamespace, TEST_SECRET, uniqueName } from './env.ts';
 import { httpClient, type HttpAnswer, type HttpClient } from './http.ts';
 import { serve } from './serve.ts';
 import { installQuietRuntime, workflowBundle } from './temporal-runtime.ts';
@@ -110,6 +110,25 @@ export class WorkflowHarness {
     await this.server?.close();
     await this.connection?.close();
     await this.core?.close();
+  }
+
+  /**
+   * The environment of a worker process (worker/worker.ts) serving this
+   * harness: its task queue, database and fake provider; `overrides` on top.
+   */
+  workerProcessEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+    return {
+      PATH: process.env['PATH'],
+      TEMPORAL_ADDRESS: this.config.temporal.address,
+      TEMPORAL_NAMESPACE: this.config.temporal.namespace,
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
+      MONGODB_URI: this.mongoUriForChild(),
+      SENDGRID_API_KEY: 'SG.test-key',
+      SENDGRID_BASE_URL: this.fake.url,
+      LOG_LEVEL: 'warn',
+      MAILROOM_SECRET: TEST_SECRET,
+      ...overrides,
+    };
   }
 
   /** MONGODB_URI pointing at this harness's database, for a worker in another process. */

@@ -9,9 +9,8 @@ import { OkResponseSchema } from '../../../core/email/schema.ts';
 import { MailroomError } from '../../../core/errors.ts';
 import { parse } from '../../../core/validation.ts';
 import { describeBodyProblem } from '../../../core/email/messages.ts';
-import type { RouteAuth } from '../../middleware/authenticate.ts';
+import { authenticatedCompany, type RouteAuth } from '../../middleware/authenticate.ts';
 import { defineRoute, failure, type RouteSpec } from '../../route.ts';
-import { runOwner } from '../workflow/owner.ts';
 
 /**
  * API keys over HTTP, for a company's own automation: a key with
@@ -35,7 +34,7 @@ export const listKeysRoute = defineRoute({
   auth: MANAGE,
   responses: { 200: { description: 'Newest first.', schema: KeyListResponseSchema }, ...AUTH_FAILURES },
   async handler(ctx, { keys }) {
-    const { companyId } = runOwner(ctx.state.principal);
+    const { companyId } = authenticatedCompany(ctx.state.principal);
     ctx.body = { success: true, data: (await keys.list(companyId)).map(apiKeyView) };
   },
 });
@@ -54,7 +53,7 @@ export const createKeyRoute = defineRoute({
     ...AUTH_FAILURES,
   },
   async handler(ctx, { keys }) {
-    const owner = runOwner(ctx.state.principal);
+    const owner = authenticatedCompany(ctx.state.principal);
     const body = parse(CreateKeyBodySchema, ctx.request.body, describeBodyProblem);
     const granted = ctx.state.principal.scopes;
     const beyond = body.scopes.filter((scope) => granted && !granted.includes(scope));
@@ -85,7 +84,7 @@ export const revokeKeyRoute = defineRoute({
     404: failure('No live key with this id in the company.'),
   },
   async handler(ctx, { keys }) {
-    const { companyId } = runOwner(ctx.state.principal);
+    const { companyId } = authenticatedCompany(ctx.state.principal);
     if (!(await keys.revoke(ctx.params['id'] ?? '', companyId)))
       throw new MailroomError('not_found', KEY_NOT_FOUND);
     ctx.body = { success: true };

@@ -2,8 +2,9 @@ import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temp
 import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
 import { RUN_ID_REQUIRED, RUN_ID_TOO_LONG, RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
-import { runOwner, WORKFLOW_AUTH_FAILURES } from './owner.ts';
+import { WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { HttpError } from '../../http-error.ts';
+import { authenticatedCompany } from '../../middleware/authenticate.ts';
 import { failure, type RouteSpec } from '../../route.ts';
 import type { AppContext } from '../../types.ts';
 import { RunIdQuery, WorkflowNameParams } from './schema.ts';
@@ -26,7 +27,11 @@ export const RUN_LOOKUP_FAILURES = {
 export async function findRun(ctx: AppContext, temporal: Client) {
   const def = ctx.state.workflow;
   const runId = runIdFromQuery(ctx.query['runId']);
-  return { def, runId, ...(await describeRun(temporal, def, runId, runOwner(ctx.state.principal))) };
+  return {
+    def,
+    runId,
+    ...(await describeRun(temporal, def, runId, authenticatedCompany(ctx.state.principal))),
+  };
 }
 
 /** `?runId=` must be one non-empty string (400 when absent). */

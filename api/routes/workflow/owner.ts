@@ -1,6 +1,3 @@
-import { UNAUTHORIZED } from '../../../core/email/messages.ts';
-import { MailroomError } from '../../../core/errors.ts';
-import type { Caller, Principal } from '../../../core/identity.ts';
 import type { RouteAuth } from '../../middleware/authenticate.ts';
 import { failure } from '../../route.ts';
 
@@ -19,10 +16,3 @@ export const WORKFLOW_AUTH = {
 export const WORKFLOW_AUTH_FAILURES = {
   401: failure('No valid API key (or, behind a trusted proxy, no valid X-Company-Id).'),
 };
-
-/** The caller a workflow route acts for; 401 without a company. */
-export function runOwner(principal: Principal): Caller & { companyId: string } {
-  const { companyId } = principal.caller;
-  if (!principal.authenticated || !companyId) throw new MailroomError('unauthorized', UNAUTHORIZED);
-  return { ...principal.caller, companyId: companyId.toLowerCase() };
-}

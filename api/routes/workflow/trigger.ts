@@ -9,8 +9,9 @@ import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { hasControlCharacters } from '../../../core/validation.ts';
 import { HttpError } from '../../http-error.ts';
+import { authenticatedCompany } from '../../middleware/authenticate.ts';
 import { defineRoute, failure } from '../../route.ts';
-import { runOwner, WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from './owner.ts';
+import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { TriggerResponseSchema, WorkflowNameParams } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
@@ -84,7 +85,7 @@ export const triggerRoute = defineRoute({
     const def = ctx.state.workflow;
     const count = (result: 'started' | 'already_started' | 'invalid' | 'failed') =>
       workflowTriggers.inc({ workflow: def.name, result });
-    const caller = runOwner(ctx.state.principal);
+    const caller = authenticatedCompany(ctx.state.principal);
     let input: Record<string, unknown>;
     try {
       input = validateWorkflowInput(def, ctx.request.body, caller);
