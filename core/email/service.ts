@@ -25,7 +25,7 @@ import { looksLikeViewKey } from './view-key.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
 import { assertSignupShape } from './signup-guard.ts';
-import { signupLimits } from './signup-limits.ts';
+import { ensureRateLimitIndexes, signupLimits } from './signup-limits.ts';
 
 /**
  * The email core, composed: validate → authorise → fetch attachments → the
@@ -103,8 +103,9 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   };
 
   return {
-    ensureIndexes() {
-      return ensureEmailIndexes(db);
+    async ensureIndexes() {
+      await ensureEmailIndexes(db);
+      await ensureRateLimitIndexes(db, logger);
     },
 
     send,

@@ -46,7 +46,6 @@ export function signupLimits(db: Db, settings: SignupLimitSettings, logger: Logg
   const perRecipient = limiter('signup-recipient', settings.perRecipientPerHour, 3600);
   const perIp = limiter('signup-ip', settings.perIpPerMinute, 60);
   const serial = new KeyedLock();
-  void ensureIndexes(db, logger);
   const sweep = setInterval(() => {
     db.collection(COLLECTION)
       .deleteMany({ expire: { $lte: new Date() } })
@@ -77,8 +76,11 @@ export function signupLimits(db: Db, settings: SignupLimitSettings, logger: Logg
   };
 }
 
-/** The unique key index the limiter needs; a TTL index where the server has them (MongoDB). */
-async function ensureIndexes(db: Db, logger: Logger): Promise<void> {
+/**
+ * The unique key index the limiter needs; a TTL index where the server has
+ * them (MongoDB). Created at start with the email indexes.
+ */
+export async function ensureRateLimitIndexes(db: Db, logger: Logger): Promise<void> {
   const collection = db.collection(COLLECTION);
   try {
     await collection.createIndex({ key: 1 }, { unique: true });
