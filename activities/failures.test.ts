@@ -14,6 +14,7 @@ describe('toActivityFailure', () => {
       ['not_found', true],
       ['not_configured', true],
       ['provider_rejected', true],
+      ['suppressed', true],
     ];
     for (const [kind, nonRetryable] of kinds) {
       const failure = toActivityFailure(new MailroomError(kind, `boom ${kind}`));

@@ -17,6 +17,10 @@ export type ErrorKind =
   | 'unavailable'
   /** Unknown email, run, user or view key. HTTP 404. */
   | 'not_found'
+  /** The request contradicts an earlier one (an Idempotency-Key reused with another body). HTTP 409. */
+  | 'conflict'
+  /** Every recipient of a send is on the company's suppression list; nothing was sent. HTTP 400, not retryable. */
+  | 'suppressed'
   /** The service itself lacks configuration (no provider key). HTTP 500, not retryable. */
   | 'not_configured'
   /** The mail provider refused the message (4xx other than 429). HTTP 500, not retryable. */

@@ -9,6 +9,8 @@ const STATUS_BY_KIND: Record<ErrorKind, number> = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  conflict: 409,
+  suppressed: 400,
   rate_limited: 429,
   unavailable: 503,
   not_configured: 500,

@@ -84,7 +84,11 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principa
         ? Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'id'))
         : item;
       const sent = await deps.send(rest, principal);
-      return withId({ success: true, email_id: sent.email_id });
+      return withId({
+        success: true,
+        email_id: sent.email_id,
+        ...(sent.suppressed ? { suppressed: sent.suppressed } : {}),
+      });
     } catch (err) {
       if (!isMailroomError(err)) deps.logger.error({ err }, 'bulk item failed unexpectedly');
       return withId({ success: false, error: isMailroomError(err) ? err.message : 'internal error' });

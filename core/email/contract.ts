@@ -9,6 +9,7 @@ import type { Principal } from '../identity.ts';
 import type { OpenBufferStats } from './open-buffer.ts';
 import type { BulkResult, EmailStatus, SendResult } from './schema.ts';
 import type { SweptRecord } from './sweeper.ts';
+import type { SuppressionsApi } from './suppressions.ts';
 
 export type { BulkItemResult, BulkResult, EmailStatus, EmailStatusValue, SendResult } from './schema.ts';
 
@@ -56,6 +57,8 @@ export interface EmailService {
    * it. False when there is no such send, it went out, or it may have.
    */
   failedWithoutSending(idempotencyKey: string): Promise<boolean>;
+  /** A company's suppression list (the caller's company, established by the gateway). */
+  suppressions: SuppressionsApi;
   /** Fails the records pending for longer than `boundMs` (core/email/sweeper.ts). */
   sweepStuckPending(boundMs?: number): Promise<SweptRecord[]>;
 }

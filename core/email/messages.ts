@@ -65,6 +65,16 @@ export const OUTCOME_PENDING = "email outcome unknown: waiting for the provider'
 export const abandonedSend = (minutes: number): string =>
   `email send abandoned: still pending after ${minutes} minutes and never handed to the provider.`;
 
+/** A send whose `to` recipients are all on the company's suppression list: nothing was sent. */
+export const allRecipientsSuppressed = (
+  skipped: ReadonlyArray<{ email: string; reason: string }>,
+  othersLeft: boolean,
+): string =>
+  `${othersLeft ? 'all to recipients are' : 'all recipients are'} suppressed: ${skipped
+    .map((s) => `${s.email} (${s.reason})`)
+    .join(', ')}. nothing was sent.`;
+export const SUPPRESSION_NOT_FOUND = 'suppression not found.';
+
 export const unknownField = (path: string): string => `unknown field: ${path}.`;
 export const invalidField = (path: string, problem: string): string => `invalid field ${path}: ${problem}.`;
 export const attachmentFetchFailed = (reason: string): string => `attachment could not be fetched: ${reason}`;

@@ -21,7 +21,13 @@ export interface RecordStore {
   insert(record: EmailRecord): Promise<void>;
   findById(emailId: string): Promise<EmailRecord | null>;
   /** Written before the provider is called: attempt `attemptId` is talking to it since `at`. */
-  markAttempt(emailId: string, attemptId: string, at: Date): Promise<void>;
+  /** `narrowed`: the recipients this attempt sends to, when suppressions left some out. */
+  markAttempt(
+    emailId: string,
+    attemptId: string,
+    at: Date,
+    narrowed?: Pick<EmailRecord, 'recipients' | 'recipient_email' | 'recipient_name' | 'suppressed'>,
+  ): Promise<void>;
   /** The provider accepted: sent (a record failed with an unknown outcome included), attempt cleared. */
   markSent(emailId: string, providerId: string): Promise<void>;
   /** pending → failed; false (and nothing written) when the record is not pending. */
@@ -91,11 +97,11 @@ export function recordStore(db: Db): RecordStore {
       return emails.findOne({ _id: emailId });
     },
 
-    markAttempt: (emailId, attemptId, at) =>
+    markAttempt: (emailId, attemptId, at, narrowed) =>
       lock.run(emailId, async () => {
         await emails.updateOne(
           { _id: emailId },
-          { $set: { attempt_id: attemptId, attempt_started_at: at, updated_at: at } },
+          { $set: { ...narrowed, attempt_id: attemptId, attempt_started_at: at, updated_at: at } },
         );
       }),
 

@@ -1,6 +1,6 @@
 import type { ErrorKind } from '../errors.ts';
 import type { Address } from './addresses.ts';
-import type { EmailStatusValue } from './schema.ts';
+import type { EmailStatusValue, SkippedRecipient } from './schema.ts';
 
 /**
  * One document of the `emails` collection: one per send, `_id` = email id.
@@ -26,7 +26,10 @@ export interface EmailRecord {
   subject: string;
   recipient_email: string;
   recipient_name: string;
+  /** Whom the message went to (suppressed recipients left out). */
   recipients: { to: Address[]; cc: Address[]; bcc: Address[] };
+  /** Recipients left out because they were on the company's suppression list. */
+  suppressed?: SkippedRecipient[];
   /** The status as a rank (STATUS_RANK); the status string is derived, never stored. */
   status_rank: number;
   template_id: string;

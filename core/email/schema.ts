@@ -135,6 +135,71 @@ export const TrackBodySchema = Type.Object(
 );
 export type TrackBody = Static<typeof TrackBodySchema>;
 
+// ------------------------------------------------------------- suppressions
+
+/**
+ * Why an address is suppressed: a hard bounce (or a `dropped` of a bounced
+ * address), a spam report, an unsubscribe, or added by hand through the API.
+ */
+export const SUPPRESSION_REASONS = ['bounce', 'spam_report', 'unsubscribe', 'manual'] as const;
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
+const SuppressionReasonSchema = Type.Unsafe<SuppressionReason>(
+  Type.String({ enum: [...SUPPRESSION_REASONS] }),
+);
+export const SUPPRESSION_PAGE_MAX = 100;
+export const SUPPRESSION_PAGE_DEFAULT = 50;
+
+/** A recipient a send left out because it is suppressed. */
+export const SkippedRecipientSchema = Type.Object({
+  email: Type.String(),
+  reason: SuppressionReasonSchema,
+});
+export type SkippedRecipient = Static<typeof SkippedRecipientSchema>;
+
+export const SuppressionSchema = Type.Object({
+  email: Type.String(),
+  reason: SuppressionReasonSchema,
+  source: Type.Union([Type.Literal('webhook'), Type.Literal('api')]),
+  detail: Type.Union([Type.String(), Type.Null()]),
+  email_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+/** Body of POST /api/email/suppressions. */
+export const AddSuppressionBodySchema = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 320 }),
+    reason: Type.Optional(SuppressionReasonSchema),
+    /** Why it was added (kept as `detail`). */
+    note: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { ...strict, examples: [{ email: 'former-customer@example.com', note: 'asked by phone' }] },
+);
+export type AddSuppressionBody = Static<typeof AddSuppressionBodySchema>;
+
+/** Query of GET /api/email/suppressions. */
+export const SuppressionListQuerySchema = Type.Object(
+  {
+    reason: Type.Optional(SuppressionReasonSchema),
+    /** The `next` of the previous page. */
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: SUPPRESSION_PAGE_MAX, default: SUPPRESSION_PAGE_DEFAULT }),
+    ),
+  },
+  strict,
+);
+export type SuppressionListQuery = Static<typeof SuppressionListQuerySchema>;
+
+export const SuppressionResponseSchema = Type.Object({ success: Type.Literal(true), data: SuppressionSchema });
+export const SuppressionListResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  data: Type.Array(SuppressionSchema),
+  /** Pass as `after` for the next page; null on the last page. */
+  next: Type.Union([Type.String(), Type.Null()]),
+});
+
 // ---------------------------------------------------------------- responses
 
 const sendResultFields = {
@@ -142,6 +207,8 @@ const sendResultFields = {
   /** The mail provider's message id. */
   provider_id: Type.String(),
   message: Type.String(),
+  /** Recipients left out because they are on the company's suppression list (absent when none). */
+  suppressed: Type.Optional(Type.Array(SkippedRecipientSchema)),
 };
 
 /** What a send returns (HTTP: the 200 body less `success`). */
@@ -156,6 +223,8 @@ export const BulkItemResultSchema = Type.Object({
   success: Type.Boolean(),
   email_id: Type.Optional(Type.String({ format: 'uuid' })),
   error: Type.Optional(Type.String()),
+  /** Recipients of this item left out because they are suppressed (absent when none). */
+  suppressed: Type.Optional(Type.Array(SkippedRecipientSchema)),
 });
 export type BulkItemResult = Static<typeof BulkItemResultSchema>;
 

@@ -12,20 +12,26 @@ import {
   OUTCOME_PENDING,
   OUTCOME_UNKNOWN,
   SENT_MESSAGE,
+  allRecipientsSuppressed,
   providerUnavailable,
 } from './messages.ts';
 import type { MailProvider, OutgoingAttachment } from './provider.ts';
 import type { Address } from './addresses.ts';
 import { STATUS_RANK, isHandedOver, type EmailRecord } from './record.ts';
 import type { RecordStore } from './record-store.ts';
-import type { SendResult } from './schema.ts';
+import type { SendResult, SkippedRecipient } from './schema.ts';
+import { withoutSuppressed, type SuppressionList } from './suppression-list.ts';
 import type { NormalizedSend } from './validate.ts';
 import { newViewKey } from './view-key.ts';
 
 /**
  * The send pipeline, after validation and authorisation: reserve the record
- * (for a keyed send) → render → record (pending, with this attempt's mark) →
- * deliver → record (sent | failed).
+ * (for a keyed send) → leave out suppressed recipients → render → record
+ * (pending, with this attempt's mark) → deliver → record (sent | failed).
+ *
+ * Suppressed recipients (the company's suppression list) are left out and
+ * listed in the record and the answer (`suppressed`); when no `to` recipient
+ * is left, nothing is sent and the record is `failed` with the reason.
  *
  * No send is ever lost without a record: once the input is valid, a record
  * exists before the provider is called, and every outcome, including a
@@ -48,6 +54,7 @@ import { newViewKey } from './view-key.ts';
 export interface SendPipelineDeps {
   records: RecordStore;
   keys: IdempotencyKeys;
+  suppressions: SuppressionList;
   /** Undefined when no provider key is configured. */
   provider: MailProvider | undefined;
   sender: Address;
@@ -83,11 +90,8 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     `${deps.publicBaseUrl}/api/email/track?view_key=${encodeURIComponent(viewKey)}`;
 
   /** The answer for a record the provider already accepted (idempotent replay). */
-  const resultOf = (record: EmailRecord): SendResult => ({
-    email_id: record.email_id,
-    provider_id: record.provider_id ?? '',
-    message: SENT_MESSAGE,
-  });
+  const resultOf = (record: EmailRecord): SendResult =>
+    answer(record.email_id, record.provider_id ?? '', record.suppressed ?? []);
 
   /** A record that is no longer pending answers every later attempt of its key. */
   function finished(record: EmailRecord): { done: SendResult } | undefined {
@@ -158,14 +162,18 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
   }
 
   async function deliver(
-    input: NormalizedSend,
+    requested: NormalizedSend,
     attachments: OutgoingAttachment[],
     identity: Identity,
     key: string | undefined,
   ): Promise<SendResult> {
-    const claimed = await claimRecord(input, identity, key);
+    const claimed = await claimRecord(requested, identity, key);
     if ('done' in claimed) return claimed.done;
-    const { record } = claimed;
+    const { skipped, kept: input } = await leaveOutSuppressed(requested, identity);
+    if (input.to.length === 0) await refuseSuppressed(claimed, skipped, input, key);
+    // The record lists whom the message went to, and whom it left out.
+    const narrowed = skipped.length ? { ...recipientFields(input), suppressed: skipped } : undefined;
+    const record: EmailRecord = { ...claimed.record, ...narrowed };
     const attemptId = randomUUID();
     let rendered: ReturnType<typeof renderEmail>;
     try {
@@ -180,12 +188,12 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       // Marked before the provider hears of it (see the top of this file).
       const at = new Date();
       if (claimed.isNew) await records.insert({ ...record, attempt_id: attemptId, attempt_started_at: at });
-      else await records.markAttempt(record.email_id, attemptId, at);
+      else await records.markAttempt(record.email_id, attemptId, at, narrowed);
     } catch (err) {
       // An attempt with the same key inserted first (its lease had expired and
       // we took it over): answer as it will. Keep our lease: releasing it would
       // let this very retry send while that attempt may still be sending.
-      if (key !== undefined && isDuplicateKeyError(err)) return deliver(input, attachments, identity, key);
+      if (key !== undefined && isDuplicateKeyError(err)) return deliver(requested, attachments, identity, key);
       // Nothing reached the provider: the retry need not wait for the lease to expire.
       if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
       throw err;
@@ -260,7 +268,38 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       );
       recordSentLater(record.email_id, providerId);
     }
-    return { email_id: record.email_id, provider_id: providerId, message: SENT_MESSAGE };
+    return answer(record.email_id, providerId, skipped);
+  }
+
+  /** The company's suppressed recipients, left out of `input` (sends without a company have no list). */
+  async function leaveOutSuppressed(input: NormalizedSend, identity: Identity) {
+    const companyId = identity.companyId;
+    if (companyId === undefined) return { kept: input, skipped: [] };
+    const all = [...input.to, ...input.cc, ...input.bcc].map((a) => a.email);
+    return withoutSuppressed(input, await deps.suppressions.check(companyId, all));
+  }
+
+  /** No `to` recipient left: the record says why it failed, the caller gets 400 (never retried). */
+  async function refuseSuppressed(
+    claimed: { record: EmailRecord; isNew: boolean },
+    skipped: SkippedRecipient[],
+    kept: NormalizedSend,
+    key: string | undefined,
+  ): Promise<never> {
+    const { record } = claimed;
+    const reason = allRecipientsSuppressed(skipped, kept.cc.length + kept.bcc.length > 0);
+    if (claimed.isNew)
+      await records.insert({
+        ...record,
+        suppressed: skipped,
+        status_rank: STATUS_RANK.failed,
+        error: reason,
+        error_kind: 'suppressed',
+      });
+    else await records.markFailed(record.email_id, reason, 'suppressed');
+    if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
+    emailsFailed.inc({ template: kept.templateId, kind: 'suppressed' });
+    throw new MailroomError('suppressed', reason);
   }
 
   /** markSent again every MARK_SENT_RETRY_MS, up to MARK_SENT_RETRIES times; never keeps the process alive. */
@@ -279,6 +318,24 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
   return deliver;
 }
 
+/** The answer of a send the provider accepted. */
+const answer = (emailId: string, providerId: string, skipped: SkippedRecipient[]): SendResult => ({
+  email_id: emailId,
+  provider_id: providerId,
+  message: SENT_MESSAGE,
+  ...(skipped.length ? { suppressed: skipped } : {}),
+});
+
+/** The record's recipient fields for the recipients a send actually goes to. */
+function recipientFields(input: Pick<NormalizedSend, 'to' | 'cc' | 'bcc'>) {
+  const first = input.to[0];
+  return {
+    recipient_email: first?.email ?? '',
+    recipient_name: first?.name ?? '',
+    recipients: { to: input.to, cc: input.cc, bcc: input.bcc },
+  };
+}
+
 const MARK_SENT_RETRY_MS = 2_000;
 const MARK_SENT_RETRIES = 60;
 
@@ -290,16 +347,13 @@ function newRecord(
   key: string | undefined,
 ): EmailRecord {
   const now = new Date();
-  const first = input.to[0];
   return {
     _id: emailId,
     email_id: emailId,
     created_at: now,
     updated_at: now,
     subject: input.subject,
-    recipient_email: first?.email ?? '',
-    recipient_name: first?.name ?? '',
-    recipients: { to: input.to, cc: input.cc, bcc: input.bcc },
+    ...recipientFields(input),
     status_rank: STATUS_RANK.pending,
     template_id: input.templateId,
     opened: false,

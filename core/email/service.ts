@@ -24,6 +24,8 @@ import { recordEvent } from './tracking.ts';
 import { looksLikeViewKey } from './view-key.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
+import { suppressionList } from './suppression-list.ts';
+import { suppressionsApi } from './suppressions.ts';
 import { assertSignupShape } from './signup-guard.ts';
 import { ensureRateLimitIndexes, signupLimits } from './signup-limits.ts';
 
@@ -54,6 +56,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   const { db, config, logger } = deps;
   const records = recordStore(db);
   const keys = idempotencyKeys(db);
+  const suppressions = suppressionList(db);
   const fetcher =
     deps.fetchAttachment ??
     createAttachmentFetcher({
@@ -63,6 +66,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   const deliver = createSendPipeline({
     records,
     keys,
+    suppressions,
     provider: deps.provider ?? createSendGridProvider(config),
     sender: defaultSender(config),
     publicBaseUrl: config.publicBaseUrl,
@@ -80,6 +84,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   });
   const handleWebhook = createWebhookHandler({
     records,
+    suppressions,
     publicKey: config.sendgrid.webhookPublicKey,
     allowUnsigned: config.sendgrid.webhookAllowUnsigned,
     logger,
@@ -176,6 +181,8 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
         !record.bounced_at
       );
     },
+
+    suppressions: suppressionsApi(suppressions),
 
     sweepStuckPending(boundMs) {
       return sweepStuckPending(records, logger, boundMs);

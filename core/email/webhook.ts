@@ -11,6 +11,8 @@ import {
 import { isUuid } from '../identity.ts';
 import type { TrackedEvent } from './record.ts';
 import type { RecordStore } from './record-store.ts';
+import { normalizeAddress, type SuppressionList } from './suppression-list.ts';
+import { suppressionReasonOf } from './webhook-suppressions.ts';
 
 /**
  * SendGrid's Event Webhook (POST /api/email/webhooks/sendgrid).
@@ -23,7 +25,9 @@ import type { RecordStore } from './record-store.ts';
  * otherwise any recipient could mark their email bounced.
  * Events find their record through the `email_id` custom arg every send sets
  * (SendGrid puts custom args at the top level of each event): the record's
- * `_id`, so each event is one primary-key update. Unknown ids and
+ * `_id`, so each event is one primary-key update. A hard bounce, a spam
+ * report or an unsubscribe also puts the recipient on the suppression list of
+ * the company that sent the email (webhook-suppressions.ts). Unknown ids and
  * event types are ignored and the answer is 2xx either way: a non-2xx makes
  * SendGrid retry for 24 hours, which cannot help.
  */
@@ -53,6 +57,7 @@ export const REPLAY_WINDOW_SECONDS = 600;
 
 export function createWebhookHandler(deps: {
   records: RecordStore;
+  suppressions: SuppressionList;
   publicKey: string | undefined;
   allowUnsigned: boolean;
   logger: Logger;
@@ -85,6 +90,33 @@ export function createWebhookHandler(deps: {
     return Number.isFinite(seconds) && Math.abs(Date.now() / 1000 - seconds) <= REPLAY_WINDOW_SECONDS;
   }
 
+  /**
+   * Suppresses the event's recipient for the company that sent the email; only
+   * an address the email was sent to (an event cannot name someone else).
+   */
+  async function suppress(
+    emailId: string,
+    e: { email?: unknown; event?: unknown; type?: unknown; reason?: unknown },
+  ): Promise<boolean> {
+    const reason = suppressionReasonOf(e);
+    if (!reason || typeof e.email !== 'string') return false;
+    const record = await deps.records.findById(emailId);
+    if (!record?.company_id) return false;
+    const address = normalizeAddress(e.email);
+    const { to, cc, bcc } = record.recipients;
+    if (![...to, ...cc, ...bcc].some((r) => normalizeAddress(r.email) === address)) return false;
+    await deps.suppressions.add({
+      company_id: record.company_id,
+      email: address,
+      reason,
+      source: 'webhook',
+      detail: typeof e.reason === 'string' ? e.reason.slice(0, 500) : null,
+      email_id: emailId,
+    });
+    deps.logger.info({ email_id: emailId, reason }, 'recipient suppressed by a provider event');
+    return true;
+  }
+
   return async function handleSendGridWebhook(
     rawBody: string,
     headers: Headers,
@@ -99,19 +131,31 @@ export function createWebhookHandler(deps: {
     if (!Array.isArray(events)) throw new MailroomError('validation', WEBHOOK_BODY_NOT_ARRAY);
     let applied = 0;
     for (const event of events) {
-      const e = event as { email_id?: unknown; event?: unknown; timestamp?: unknown } | null;
-      const mapped = typeof e?.event === 'string' ? EVENT_MAP[e.event] : undefined;
+      const e = event as {
+        email_id?: unknown;
+        event?: unknown;
+        timestamp?: unknown;
+        email?: unknown;
+        type?: unknown;
+        reason?: unknown;
+      } | null;
       const type = webhookEventType(e?.event);
-      if (!mapped || !isUuid(e?.email_id)) {
+      if (!e || !isUuid(e.email_id)) {
         webhookEvents.inc({ type, result: 'ignored' });
         continue;
       }
-      // SendGrid's `timestamp` is Unix seconds; fall back to now if absent or absurd.
-      const at =
-        typeof e.timestamp === 'number' && e.timestamp > 0 && e.timestamp < 1e11
-          ? new Date(e.timestamp * 1000)
-          : new Date();
-      const changed = await deps.records.applyEvent({ email_id: e.email_id.toLowerCase() }, mapped, at);
+      const emailId = e.email_id.toLowerCase();
+      const mapped = typeof e.event === 'string' ? EVENT_MAP[e.event] : undefined;
+      let changed = false;
+      if (mapped) {
+        // SendGrid's `timestamp` is Unix seconds; fall back to now if absent or absurd.
+        const at =
+          typeof e.timestamp === 'number' && e.timestamp > 0 && e.timestamp < 1e11
+            ? new Date(e.timestamp * 1000)
+            : new Date();
+        changed = await deps.records.applyEvent({ email_id: emailId }, mapped, at);
+      }
+      if (await suppress(emailId, e)) changed = true;
       webhookEvents.inc({ type, result: changed ? 'applied' : 'ignored' });
       if (changed) applied++;
     }

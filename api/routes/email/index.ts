@@ -2,6 +2,7 @@ import type { RouteSpec } from '../../route.ts';
 import { bulkRoute } from './bulk.ts';
 import { sendRoute } from './send.ts';
 import { statusRoute } from './status.ts';
+import { suppressionRoutes } from './suppressions.ts';
 import { pixelRoute, trackEventRoute } from './track.ts';
 import { webhookRoute } from './webhook.ts';
 
@@ -13,4 +14,5 @@ export const emailRoutes: readonly RouteSpec[] = [
   pixelRoute,
   trackEventRoute,
   webhookRoute,
+  ...suppressionRoutes,
 ];

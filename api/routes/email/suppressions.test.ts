@@ -1,0 +1,246 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { statusOf, type EmailRecord } from '../../../core/email/record.ts';
+import { AUTH, invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
+
+/** Another company's complete identity (trusted-headers mode, like behind an authenticating proxy). */
+const otherCompany = () => ({
+  'x-company-id': randomUUID(),
+  'x-organization-id': randomUUID(),
+  'x-user-id': randomUUID(),
+});
+const unique = (name: string) => `${name}.${randomUUID().slice(0, 8)}@example.com`;
+
+describe('the suppression list', () => {
+  const app = useEmailApp({ env: { SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true' } });
+
+  const record = async (emailId: string) => {
+    const doc = await app.database.db.collection<EmailRecord>('emails').findOne({ _id: emailId });
+    assert.ok(doc, `record ${emailId}`);
+    return { ...doc, status: statusOf(doc) };
+  };
+  const suppress = (email: string, extra: Record<string, unknown> = {}, headers = AUTH) =>
+    app.post('/api/email/suppressions', { email, ...extra }, headers);
+  const lookup = (email: string, headers = AUTH) =>
+    app.get(`/api/email/suppressions/${encodeURIComponent(email)}`, headers);
+  /** Every address SendGrid was asked to deliver to. */
+  const deliveredTo = () =>
+    app.fake.received.flatMap((r) =>
+      r.body.personalizations.flatMap((p) => [...p.to, ...(p.cc ?? []), ...(p.bcc ?? [])].map((a) => a.email)),
+    );
+
+  it('adds, reads, lists and removes an address by hand', async () => {
+    const address = unique('Manual');
+    const added = await suppress(address, { note: 'asked by phone' });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    const data = added.body['data'] as Record<string, unknown>;
+    assert.equal(data['email'], address.toLowerCase());
+    assert.equal(data['reason'], 'manual');
+    assert.equal(data['source'], 'api');
+    assert.equal(data['detail'], 'asked by phone');
+
+    const again = await suppress(address.toUpperCase());
+    assert.equal(again.status, 200, 'adding it again is not a second entry');
+
+    const found = await lookup(address);
+    assert.equal(found.status, 200);
+    assert.equal((found.body['data'] as Record<string, unknown>)['reason'], 'manual');
+
+    const removed = await app.delete(`/api/email/suppressions/${encodeURIComponent(address)}`);
+    assert.deepEqual([removed.status, removed.body], [200, { success: true }]);
+    const gone = await lookup(address);
+    assert.deepEqual([gone.status, gone.body], [404, { success: false, error: 'suppression not found.' }]);
+    const twice = await app.delete(`/api/email/suppressions/${encodeURIComponent(address)}`);
+    assert.equal(twice.status, 404);
+  });
+
+  it('refuses a send whose recipients are all suppressed: 400 naming the reason, nothing sent, record failed', async () => {
+    const address = unique('gone');
+    await suppress(address, { reason: 'unsubscribe' });
+    const res = await app.post('/api/email/send', invoiceBody({ to: address }));
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, {
+      success: false,
+      error: `all recipients are suppressed: ${address} (unsubscribe). nothing was sent.`,
+    });
+    assert.equal(app.fake.received.length, 0, 'the provider was not called');
+
+    const failed = await app.database.db
+      .collection<EmailRecord>('emails')
+      .findOne({ recipient_email: address });
+    assert.ok(failed, 'the refused send is recorded');
+    assert.equal(statusOf(failed), 'failed');
+    assert.equal(failed.error, res.body['error']);
+    assert.deepEqual(failed.suppressed, [{ email: address, reason: 'unsubscribe' }]);
+    const status = await app.get(`/api/email/status/${failed.email_id}`);
+    assert.equal((status.body['data'] as Record<string, unknown>)['status'], 'failed');
+  });
+
+  it('sends to the others and says which recipients were skipped', async () => {
+    const kept = unique('kept');
+    const skipped = unique('skipped');
+    const skippedCc = unique('cc');
+    await suppress(skipped);
+    await suppress(skippedCc, { reason: 'spam_report' });
+    const res = await app.post('/api/email/send', invoiceBody({ to: [skipped, kept], cc: skippedCc }));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body['suppressed'], [
+      { email: skipped, reason: 'manual' },
+      { email: skippedCc, reason: 'spam_report' },
+    ]);
+    assert.deepEqual(deliveredTo(), [kept]);
+    const stored = await record(String(res.body['email_id']));
+    assert.equal(stored.status, 'sent');
+    assert.equal(stored.recipient_email, kept);
+    assert.deepEqual(stored.recipients.to, [{ email: kept }]);
+    assert.deepEqual(stored.recipients.cc, []);
+    assert.deepEqual(stored.suppressed, res.body['suppressed']);
+  });
+
+  it('never lets one company’s list affect another company', async () => {
+    const address = unique('shared');
+    await suppress(address);
+    const other = otherCompany();
+    assert.equal((await lookup(address, other)).status, 404, 'invisible to another company');
+    const list = await app.get('/api/email/suppressions', other);
+    assert.deepEqual(list.body['data'], []);
+    assert.equal(
+      (await app.delete(`/api/email/suppressions/${encodeURIComponent(address)}`, other)).status,
+      404,
+      'another company cannot remove it',
+    );
+    const sent = await app.post('/api/email/send', invoiceBody({ to: address }), other);
+    assert.equal(sent.status, 200, 'another company still reaches the address');
+    assert.deepEqual(deliveredTo(), [address]);
+    assert.equal((await lookup(address)).status, 200, 'still suppressed for its own company');
+  });
+
+  it('reports suppressions per bulk item', async () => {
+    const gone = unique('bulk-gone');
+    await suppress(gone);
+    const ok = unique('bulk-ok');
+    const res = await app.post('/api/email/bulk', {
+      batchDelay: 0,
+      emails: [invoiceBody({ id: 'a', to: gone }), invoiceBody({ id: 'b', to: [ok, gone] })],
+    });
+    assert.equal(res.status, 200);
+    const [a, b] = res.body['results'] as Array<Record<string, unknown>>;
+    assert.deepEqual(a, {
+      id: 'a',
+      success: false,
+      error: `all recipients are suppressed: ${gone} (manual). nothing was sent.`,
+    });
+    assert.equal(b?.['success'], true);
+    assert.deepEqual(b?.['suppressed'], [{ email: gone, reason: 'manual' }]);
+    assert.deepEqual(deliveredTo(), [ok]);
+  });
+
+  it('pages through the list in address order and filters by reason', async () => {
+    const company = otherCompany();
+    const addresses = ['a', 'b', 'c', 'd', 'e'].map((l) => `${l}@list.example.com`);
+    for (const [i, address] of addresses.entries())
+      assert.equal((await suppress(address, { reason: i % 2 ? 'bounce' : 'manual' }, company)).status, 201);
+
+    const seen: string[] = [];
+    let after: string | null = null;
+    do {
+      const query: string = `?limit=2${after ? `&after=${encodeURIComponent(after)}` : ''}`;
+      const page = await app.get(`/api/email/suppressions${query}`, company);
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      const data = page.body['data'] as Array<{ email: string }>;
+      assert.ok(data.length <= 2);
+      seen.push(...data.map((d) => d.email));
+      after = page.body['next'] as string | null;
+    } while (after);
+    assert.deepEqual(seen, addresses);
+
+    const bounces = await app.get('/api/email/suppressions?reason=bounce', company);
+    assert.deepEqual(
+      (bounces.body['data'] as Array<{ email: string }>).map((d) => d.email),
+      ['b@list.example.com', 'd@list.example.com'],
+    );
+    assert.equal(bounces.body['next'], null);
+  });
+
+  it('answers bad input with 400, and callers without identity with 401', async () => {
+    const badAddress = await suppress('not-an-address');
+    assert.deepEqual(badAddress.body, { success: false, error: 'invalid email address provided.' });
+    const badReason = await suppress(unique('x'), { reason: 'bored' });
+    assert.equal(badReason.status, 400);
+    assert.match(String(badReason.body['error']), /reason/);
+    for (const query of ['?limit=0', '?limit=101', '?limit=ten', '?reason=bored', '?colour=red']) {
+      const res = await app.get(`/api/email/suppressions${query}`);
+      assert.equal(res.status, 400, query);
+      assert.equal(res.body['success'], false);
+    }
+    assert.equal((await app.get('/api/email/suppressions/not-an-address')).status, 400);
+    assert.equal((await app.get('/api/email/suppressions', {})).status, 401);
+    assert.equal((await app.post('/api/email/suppressions', { email: unique('y') }, {})).status, 401);
+  });
+
+  describe('from the provider’s events', () => {
+    const sendTo = async (to: string) => {
+      const res = await app.post('/api/email/send', invoiceBody({ to }));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return String(res.body['email_id']);
+    };
+    const deliver = (events: Array<Record<string, unknown>>) =>
+      app.post(
+        '/api/email/webhooks/sendgrid',
+        events.map((e) => ({ timestamp: Math.floor(Date.now() / 1000), sg_event_id: randomUUID(), ...e })),
+      );
+    const reasonOf = async (address: string) => {
+      const res = await lookup(address);
+      return res.status === 200 ? (res.body['data'] as Record<string, unknown>)['reason'] : undefined;
+    };
+
+    it('suppresses on a hard bounce, a dropped bounced address, a spam report and an unsubscribe', async () => {
+      const cases: Array<[Record<string, unknown>, string | undefined]> = [
+        [{ event: 'bounce', type: 'bounce', reason: '550 5.1.1 unknown user' }, 'bounce'],
+        [{ event: 'bounce', type: 'blocked', reason: '421 try later' }, undefined],
+        [{ event: 'dropped', reason: 'Bounced Address' }, 'bounce'],
+        [{ event: 'dropped', reason: 'Invalid SMTPAPI header' }, undefined],
+        [{ event: 'spamreport' }, 'spam_report'],
+        [{ event: 'unsubscribe' }, 'unsubscribe'],
+        [{ event: 'group_unsubscribe' }, 'unsubscribe'],
+      ];
+      for (const [fields, expected] of cases) {
+        const address = unique('event');
+        const emailId = await sendTo(address);
+        const res = await deliver([{ ...fields, email: address, email_id: emailId }]);
+        assert.equal(res.status, 200);
+        assert.equal(await reasonOf(address), expected, JSON.stringify(fields));
+      }
+      const bounced = unique('bounced');
+      const id = await sendTo(bounced);
+      await deliver([{ event: 'bounce', email: bounced, email_id: id, reason: '550 no such user' }]);
+      const entry = (await lookup(bounced)).body['data'] as Record<string, unknown>;
+      assert.deepEqual(
+        { source: entry['source'], email_id: entry['email_id'], detail: entry['detail'] },
+        { source: 'webhook', email_id: id, detail: '550 no such user' },
+      );
+      // The next send to that address is refused.
+      const next = await app.post('/api/email/send', invoiceBody({ to: bounced }));
+      assert.equal(next.status, 400);
+      assert.match(String(next.body['error']), /suppressed: .* \(bounce\)/);
+    });
+
+    it('ignores an event naming an address the email was not sent to', async () => {
+      const emailId = await sendTo(unique('real'));
+      const stranger = unique('stranger');
+      await deliver([{ event: 'spamreport', email: stranger, email_id: emailId }]);
+      assert.equal(await reasonOf(stranger), undefined);
+    });
+
+    it('keeps a spam report when the address later bounces', async () => {
+      const address = unique('complainer');
+      const first = await sendTo(address);
+      await deliver([{ event: 'spamreport', email: address, email_id: first }]);
+      await app.delete(`/api/email/suppressions/${encodeURIComponent(address)}`);
+      await suppress(address, { reason: 'spam_report' });
+      await deliver([{ event: 'bounce', email: address, email_id: first }]);
+      assert.equal(await reasonOf(address), 'spam_report');
+    });
+  });
+});

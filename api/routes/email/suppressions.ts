@@ -1,0 +1,119 @@
+import { Type } from '@sinclair/typebox';
+import {
+  AddSuppressionBodySchema,
+  OkResponseSchema,
+  SuppressionListQuerySchema,
+  SuppressionListResponseSchema,
+  SuppressionResponseSchema,
+} from '../../../core/email/schema.ts';
+import { authenticatedCompany, type RouteAuth } from '../../middleware/authenticate.ts';
+import { defineRoute, failure, type RouteSpec } from '../../route.ts';
+
+/**
+ * The company's suppression list: addresses its sends leave out. Reading
+ * needs `email:read`; adding and removing need `email:send` (whoever may send
+ * for the company decides whom it must not send to). The company is always
+ * the caller's own.
+ */
+const READ: RouteAuth = { scope: 'email:read', identityFromKey: true };
+const WRITE: RouteAuth = { scope: 'email:send', identityFromKey: true };
+const AUTH_FAILURES = {
+  401: failure('No valid API key or identity headers.'),
+  403: failure('The API key lacks the scope.'),
+};
+/** The address in the path, URL-encoded (`jane%40example.com`). */
+const AddressParams = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) });
+const NOT_FOUND = failure('The address is not on the company’s suppression list.');
+const INVALID_ADDRESS = failure('Not a valid email address.');
+
+export const listSuppressionsRoute = defineRoute({
+  method: 'get',
+  path: '/api/email/suppressions',
+  operationId: 'listSuppressions',
+  summary: "The company's suppressed addresses, in address order, a page at a time",
+  tag: 'email',
+  auth: READ,
+  query: SuppressionListQuerySchema,
+  responses: {
+    200: { description: 'One page; `next` is the `after` of the next page.', schema: SuppressionListResponseSchema },
+    400: failure('Invalid query.'),
+    ...AUTH_FAILURES,
+  },
+  async handler(ctx, { email }) {
+    const { companyId } = authenticatedCompany(ctx.state.principal);
+    // Query values are strings: `limit` as a number, so a non-number fails the schema's integer check.
+    const { limit, ...rest } = ctx.query;
+    const query = limit === undefined ? rest : { ...rest, limit: Number(limit) };
+    ctx.body = { success: true, ...(await email.suppressions.list(companyId, query)) };
+  },
+});
+
+export const getSuppressionRoute = defineRoute({
+  method: 'get',
+  path: '/api/email/suppressions/:email',
+  operationId: 'getSuppression',
+  summary: 'Whether an address is suppressed, and why',
+  tag: 'email',
+  auth: READ,
+  params: AddressParams,
+  responses: {
+    200: { description: 'Suppressed.', schema: SuppressionResponseSchema },
+    400: INVALID_ADDRESS,
+    ...AUTH_FAILURES,
+    404: NOT_FOUND,
+  },
+  async handler(ctx, { email }) {
+    const { companyId } = authenticatedCompany(ctx.state.principal);
+    ctx.body = { success: true, data: await email.suppressions.get(companyId, ctx.params['email'] ?? '') };
+  },
+});
+
+export const addSuppressionRoute = defineRoute({
+  method: 'post',
+  path: '/api/email/suppressions',
+  operationId: 'addSuppression',
+  summary: 'Suppress an address for the company (reason `manual` unless given)',
+  tag: 'email',
+  auth: WRITE,
+  body: { schema: AddSuppressionBodySchema, limit: '16kb' },
+  responses: {
+    201: { description: 'Added.', schema: SuppressionResponseSchema },
+    200: { description: 'Already suppressed: the entry, updated.', schema: SuppressionResponseSchema },
+    400: failure('Invalid body or address.'),
+    ...AUTH_FAILURES,
+  },
+  async handler(ctx, { email }) {
+    const { companyId } = authenticatedCompany(ctx.state.principal);
+    const { suppression, created } = await email.suppressions.add(companyId, ctx.request.body);
+    ctx.status = created ? 201 : 200;
+    ctx.body = { success: true, data: suppression };
+  },
+});
+
+export const removeSuppressionRoute = defineRoute({
+  method: 'delete',
+  path: '/api/email/suppressions/:email',
+  operationId: 'removeSuppression',
+  summary: 'Remove an address from the company’s suppression list (sends reach it again)',
+  tag: 'email',
+  auth: WRITE,
+  params: AddressParams,
+  responses: {
+    200: { description: 'Removed.', schema: OkResponseSchema },
+    400: INVALID_ADDRESS,
+    ...AUTH_FAILURES,
+    404: NOT_FOUND,
+  },
+  async handler(ctx, { email }) {
+    const { companyId } = authenticatedCompany(ctx.state.principal);
+    await email.suppressions.remove(companyId, ctx.params['email'] ?? '');
+    ctx.body = { success: true };
+  },
+});
+
+export const suppressionRoutes: readonly RouteSpec[] = [
+  listSuppressionsRoute,
+  getSuppressionRoute,
+  addSuppressionRoute,
+  removeSuppressionRoute,
+];
