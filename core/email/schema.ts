@@ -192,7 +192,10 @@ export const SuppressionListQuerySchema = Type.Object(
 );
 export type SuppressionListQuery = Static<typeof SuppressionListQuerySchema>;
 
-export const SuppressionResponseSchema = Type.Object({ success: Type.Literal(true), data: SuppressionSchema });
+export const SuppressionResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  data: SuppressionSchema,
+});
 export const SuppressionListResponseSchema = Type.Object({
   success: Type.Literal(true),
   data: Type.Array(SuppressionSchema),

@@ -193,7 +193,8 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       // An attempt with the same key inserted first (its lease had expired and
       // we took it over): answer as it will. Keep our lease: releasing it would
       // let this very retry send while that attempt may still be sending.
-      if (key !== undefined && isDuplicateKeyError(err)) return deliver(requested, attachments, identity, key);
+      if (key !== undefined && isDuplicateKeyError(err))
+        return deliver(requested, attachments, identity, key);
       // Nothing reached the provider: the retry need not wait for the lease to expire.
       if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
       throw err;

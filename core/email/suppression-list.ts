@@ -44,7 +44,9 @@ export interface SuppressionList {
    * Adds or refreshes an entry. A `bounce` never replaces a `spam_report` or
    * an `unsubscribe`: the recipient's own choice is the stronger reason to keep.
    */
-  add(entry: Omit<Suppression, 'created_at' | 'updated_at'>): Promise<{ suppression: Suppression; created: boolean }>;
+  add(
+    entry: Omit<Suppression, 'created_at' | 'updated_at'>,
+  ): Promise<{ suppression: Suppression; created: boolean }>;
   /** True when there was an entry to remove. */
   remove(companyId: string, address: string): Promise<boolean>;
   /** One page in address order, and the cursor of the next page (undefined on the last). */
@@ -92,7 +94,13 @@ export function suppressionList(db: Db): SuppressionList {
       if (existing) {
         const keep = RECIPIENT_CHOICES.includes(existing.reason) && entry.reason === 'bounce';
         if (keep) return { suppression: view(existing), created: false };
-        const updated: SuppressionDoc = { ...existing, ...entry, _id, email: existing.email, updated_at: now };
+        const updated: SuppressionDoc = {
+          ...existing,
+          ...entry,
+          _id,
+          email: existing.email,
+          updated_at: now,
+        };
         await entries.replaceOne({ _id }, updated);
         return { suppression: view(updated), created: false };
       }

@@ -28,7 +28,9 @@ export function suppressionReasonOf(event: WebhookEventFields): SuppressionReaso
     case 'bounce':
       return event.type === undefined || event.type === 'bounce' ? 'bounce' : undefined;
     case 'dropped':
-      return typeof event.reason === 'string' ? DROPPED_REASONS[event.reason.trim().toLowerCase()] : undefined;
+      return typeof event.reason === 'string'
+        ? DROPPED_REASONS[event.reason.trim().toLowerCase()]
+        : undefined;
     case 'spamreport':
       return 'spam_report';
     case 'unsubscribe':

@@ -27,7 +27,9 @@ describe('the suppression list', () => {
   /** Every address SendGrid was asked to deliver to. */
   const deliveredTo = () =>
     app.fake.received.flatMap((r) =>
-      r.body.personalizations.flatMap((p) => [...p.to, ...(p.cc ?? []), ...(p.bcc ?? [])].map((a) => a.email)),
+      r.body.personalizations.flatMap((p) =>
+        [...p.to, ...(p.cc ?? []), ...(p.bcc ?? [])].map((a) => a.email),
+      ),
     );
 
   it('adds, reads, lists and removes an address by hand', async () => {

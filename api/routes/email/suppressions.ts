@@ -35,7 +35,10 @@ export const listSuppressionsRoute = defineRoute({
   auth: READ,
   query: SuppressionListQuerySchema,
   responses: {
-    200: { description: 'One page; `next` is the `after` of the next page.', schema: SuppressionListResponseSchema },
+    200: {
+      description: 'One page; `next` is the `after` of the next page.',
+      schema: SuppressionListResponseSchema,
+    },
     400: failure('Invalid query.'),
     ...AUTH_FAILURES,
   },
