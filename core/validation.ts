@@ -163,3 +163,8 @@ export function httpOrigin(value: string): string | undefined {
     return undefined;
   }
 }
+
+/** `Idempotency-Key` (workflow triggers, sends, bulks): 1 to 255 characters, none of them a control character. */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+export const isValidIdempotencyKey = (key: string): boolean =>
+  key.length > 0 && key.length <= IDEMPOTENCY_KEY_MAX_LENGTH && !hasControlCharacters(key);

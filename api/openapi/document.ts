@@ -43,10 +43,24 @@ const JSON_TYPE = 'application/json';
 
 /**
  * Headers a route reads besides the identity headers, by operationId: the
- * trigger's Idempotency-Key (api/routes/workflow/trigger.ts) and the
+ * Idempotency-Key of triggers (api/routes/workflow/trigger.ts), sends and
+ * bulks (core/email/request-keys.ts) and the
  * webhook's signature pair (core/email/webhook.ts).
  */
+const SEND_IDEMPOTENCY_KEY: Json = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Sends once per key of the company, kept 24 hours: repeating the request with the same key and body ' +
+    'answers the first answer again (header `Idempotent-Replayed: true`) without calling the provider; ' +
+    'the same key with another body → 409. 1 to 255 printable characters.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f\\u007f]*$' },
+};
+
 const EXTRA_HEADERS: Readonly<Record<string, readonly Json[]>> = {
+  sendEmail: [SEND_IDEMPOTENCY_KEY],
+  sendBulkEmail: [SEND_IDEMPOTENCY_KEY],
   triggerWorkflow: [
     {
       name: 'Idempotency-Key',

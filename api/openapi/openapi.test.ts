@@ -166,7 +166,8 @@ describe('the OpenAPI document', () => {
     const headers = (path: string, method: string) =>
       (document.paths[path]![method]!.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
     const identity = ['X-Company-Id', 'X-Organization-Id', 'X-User-Id'];
-    assert.deepEqual(headers('/api/email/send', 'post'), identity);
+    assert.deepEqual(headers('/api/email/send', 'post'), [...identity, 'Idempotency-Key']);
+    assert.deepEqual(headers('/api/email/bulk', 'post'), [...identity, 'Idempotency-Key']);
     assert.deepEqual(headers('/api/email/status/{email_id}', 'get'), identity);
     assert.deepEqual(headers('/api/workflow/send-welcome-email', 'post'), [...identity, 'Idempotency-Key']);
     assert.deepEqual(headers('/api/workflow/send-welcome-email', 'delete'), identity);

@@ -10,6 +10,7 @@ import type { OpenBufferStats } from './open-buffer.ts';
 import type { BulkResult, EmailStatus, SendResult } from './schema.ts';
 import type { SweptRecord } from './sweeper.ts';
 import type { SuppressionsApi } from './suppressions.ts';
+import type { RequestKind } from './request-keys.ts';
 
 export type { BulkItemResult, BulkResult, EmailStatus, EmailStatusValue, SendResult } from './schema.ts';
 
@@ -26,6 +27,15 @@ export interface EmailService {
   ensureIndexes(): Promise<void>;
   /** Validates `body` (the single-send body), records, renders and delivers one email. */
   send(body: unknown, principal: Principal, options?: SendOptions): Promise<SendResult>;
+  /**
+   * Runs a send or a bulk once per `Idempotency-Key` of the caller's company
+   * (request-keys.ts): a later request with the key and the same body gets the
+   * first answer (`replayed`), another body → conflict (409).
+   */
+  once<T>(
+    principal: Principal,
+    request: { key: string; kind: RequestKind; body: unknown; run: () => Promise<T> },
+  ): Promise<{ result: T; replayed: boolean }>;
   /** Validates and sends each item on its own, in batches of 50 with `batchDelay` between batches. */
   sendBulk(body: unknown, principal: Principal): Promise<BulkResult>;
   /** One record, visible only to the company (or, without one, the user) that sent it; else not_found. */

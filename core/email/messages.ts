@@ -75,6 +75,17 @@ export const allRecipientsSuppressed = (
     .join(', ')}. nothing was sent.`;
 export const SUPPRESSION_NOT_FOUND = 'suppression not found.';
 
+// Idempotency-Key on send and bulk (core/email/request-keys.ts).
+export const IDEMPOTENCY_KEY_INVALID = 'Idempotency-Key must be 1 to 255 printable characters.';
+export const IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION =
+  'Idempotency-Key needs an authenticated caller with a company (X-Company-Id).';
+export const IDEMPOTENCY_KEY_BODY_MISMATCH =
+  'Idempotency-Key was already used with a different request body; use a new key for a new request.';
+export const IDEMPOTENCY_KEY_IN_PROGRESS =
+  'a request with this Idempotency-Key is still in progress; retry later to get its answer.';
+export const IDEMPOTENCY_KEY_UNFINISHED =
+  'a request with this Idempotency-Key stopped before it answered; its outcome is unknown and it is not repeated. check the email status, or use a new key.';
+
 export const unknownField = (path: string): string => `unknown field: ${path}.`;
 export const invalidField = (path: string, problem: string): string => `invalid field ${path}: ${problem}.`;
 export const attachmentFetchFailed = (reason: string): string => `attachment could not be fetched: ${reason}`;

@@ -49,7 +49,12 @@ export interface EmailRecord {
   /** Why the send failed (or, while pending, why the last attempt failed). */
   error: string | null;
   error_kind: ErrorKind | null;
+  /** A workflow step's exactly-once key (`<workflowId>:<step>`). */
   idempotency_key?: string;
+  /** The `Idempotency-Key` of the HTTP request that created the record (request-keys.ts). */
+  request_key?: string;
+  /** How many requests carried that key: 1, plus one per replay. */
+  request_key_seen?: number;
   /**
    * The attempt talking to the provider, written BEFORE the provider is
    * called and cleared once its outcome is known (sent, or a failure the

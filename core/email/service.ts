@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import { getTemplate } from '../../templates/index.ts';
 import type { Config } from '../config.ts';
 import { MailroomError } from '../errors.ts';
-import { isUuid } from '../identity.ts';
+import { checkIdentity, isUuid } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import { opensDropped, opensRecorded } from '../metrics.ts';
 import { isPlainObject } from '../validation.ts';
@@ -26,6 +26,7 @@ import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
 import { suppressionList } from './suppression-list.ts';
 import { suppressionsApi } from './suppressions.ts';
+import { requestKeys } from './request-keys.ts';
 import { assertSignupShape } from './signup-guard.ts';
 import { ensureRateLimitIndexes, signupLimits } from './signup-limits.ts';
 
@@ -91,6 +92,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   });
 
   const limits = signupLimits(db, config.signup, logger);
+  const requests = requestKeys(db, logger);
 
   const send: EmailService['send'] = async (body, principal, options = {}) => {
     // Authorise first: unauthenticated callers get 401, not details about their payload.
@@ -114,6 +116,11 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     send,
+
+    once(principal, { key, kind, body, run }) {
+      const companyId = principal.authenticated ? checkIdentity(principal.caller)?.companyId : undefined;
+      return requests.once({ companyId, key, kind, body, run, emailIdsOf: emailIdsOf });
+    },
 
     sendBulk(body, principal) {
       return sendBulk({ send: (item, p) => send(item, p), logger }, body, principal);
@@ -143,6 +150,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
 
     close() {
       limits.stop();
+      requests.stop();
       return opens.close();
     },
 
@@ -188,4 +196,14 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       return sweepStuckPending(records, logger, boundMs);
     },
   };
+}
+
+/** The email records a send's or a bulk's answer names. */
+function emailIdsOf(result: unknown): string[] {
+  if (!isPlainObject(result)) return [];
+  if (typeof result['email_id'] === 'string') return [result['email_id']];
+  const items = Array.isArray(result['results']) ? (result['results'] as unknown[]) : [];
+  return items.flatMap((item) =>
+    isPlainObject(item) && typeof item['email_id'] === 'string' ? [item['email_id']] : [],
+  );
 }

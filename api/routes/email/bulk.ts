@@ -1,6 +1,6 @@
 import { BulkBodySchema, BulkResponseSchema } from '../../../core/email/schema.ts';
 import { defineRoute, failure } from '../../route.ts';
-import { SEND_AUTH_FAILURES, sendRequest } from './send-request.ts';
+import { IDEMPOTENCY_FAILURES, SEND_AUTH_FAILURES, answerOnce, sendRequest } from './send-request.ts';
 
 /** POST /api/email/bulk → 200 with per-item results, also when some items failed. */
 export const bulkRoute = defineRoute({
@@ -13,8 +13,11 @@ export const bulkRoute = defineRoute({
     200: { description: 'One result per item, in request order.', schema: BulkResponseSchema },
     400: failure('Invalid envelope.'),
     ...SEND_AUTH_FAILURES,
+    ...IDEMPOTENCY_FAILURES,
   },
-  async handler(ctx, { email }) {
-    ctx.body = await email.sendBulk(ctx.request.body, ctx.state.principal);
+  async handler(ctx, deps) {
+    ctx.body = await answerOnce(ctx, deps, 'bulk', () =>
+      deps.email.sendBulk(ctx.request.body, ctx.state.principal),
+    );
   },
 });

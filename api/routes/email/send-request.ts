@@ -1,5 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
+import type { RequestKind } from '../../../core/email/request-keys.ts';
 import { failure, type RouteSpec } from '../../route.ts';
+import type { AppContext, AppDeps } from '../../types.ts';
 
 /**
  * JSON bodies up to 45 MB for send and bulk: one message may carry 30 MB of
@@ -27,3 +29,33 @@ export const SEND_AUTH_FAILURES = {
 };
 
 export const INVALID_PAYLOAD = failure('Invalid payload.');
+
+/** What an Idempotency-Key adds to send's and bulk's answers. */
+export const IDEMPOTENCY_FAILURES = {
+  409: failure(
+    'The Idempotency-Key was used with a different body, its first request is still running, or it stopped before answering.',
+  ),
+};
+
+/**
+ * Runs a send or a bulk, once per `Idempotency-Key` when the request carries
+ * one (an empty header counts as none): a repeat gets the first answer again,
+ * marked `Idempotent-Replayed: true`.
+ */
+export async function answerOnce<T>(
+  ctx: AppContext,
+  { email }: AppDeps,
+  kind: RequestKind,
+  run: () => Promise<T>,
+): Promise<T> {
+  const key = ctx.get('idempotency-key');
+  if (!key) return run();
+  const { result, replayed } = await email.once(ctx.state.principal, {
+    key,
+    kind,
+    body: ctx.request.body,
+    run,
+  });
+  if (replayed) ctx.set('Idempotent-Replayed', 'true');
+  return result;
+}

@@ -1,6 +1,12 @@
 import { SendBodySchema, SendResponseSchema } from '../../../core/email/schema.ts';
 import { defineRoute, failure } from '../../route.ts';
-import { INVALID_PAYLOAD, SEND_AUTH_FAILURES, sendRequest } from './send-request.ts';
+import {
+  IDEMPOTENCY_FAILURES,
+  INVALID_PAYLOAD,
+  SEND_AUTH_FAILURES,
+  answerOnce,
+  sendRequest,
+} from './send-request.ts';
 
 /** POST /api/email/send → 200 `{ success, email_id, provider_id, message }`. */
 export const sendRoute = defineRoute({
@@ -13,10 +19,13 @@ export const sendRoute = defineRoute({
     200: { description: 'Sent: the record is `sent`.', schema: SendResponseSchema },
     400: INVALID_PAYLOAD,
     ...SEND_AUTH_FAILURES,
+    ...IDEMPOTENCY_FAILURES,
     500: failure('Not configured, or the provider failed.'),
   },
-  async handler(ctx, { email }) {
-    const result = await email.send(ctx.request.body, ctx.state.principal);
+  async handler(ctx, deps) {
+    const result = await answerOnce(ctx, deps, 'send', () =>
+      deps.email.send(ctx.request.body, ctx.state.principal),
+    );
     ctx.body = { success: true, ...result };
   },
 });

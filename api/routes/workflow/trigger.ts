@@ -7,7 +7,7 @@ import { COMPANY_ID, EMAIL_ACTION, USER_ID } from '../../../core/workflows/searc
 import { workflowTriggers } from '../../../core/metrics.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
-import { hasControlCharacters } from '../../../core/validation.ts';
+import { isValidIdempotencyKey } from '../../../core/validation.ts';
 import { HttpError } from '../../http-error.ts';
 import { authenticatedCompany } from '../../middleware/authenticate.ts';
 import { defineRoute, failure } from '../../route.ts';
@@ -94,7 +94,7 @@ export const triggerRoute = defineRoute({
       throw err;
     }
     const idempotencyKey = ctx.get('idempotency-key') || undefined;
-    if (idempotencyKey && (idempotencyKey.length > 255 || hasControlCharacters(idempotencyKey))) {
+    if (idempotencyKey && !isValidIdempotencyKey(idempotencyKey)) {
       count('invalid');
       throw new HttpError(400, IDEMPOTENCY_KEY_INVALID);
     }

@@ -1,0 +1,220 @@
+import { createHash } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import stringify from 'safe-stable-stringify';
+import { MailroomError, isDuplicateKeyError, isMailroomError, type ErrorKind } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { isValidIdempotencyKey } from '../validation.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import {
+  IDEMPOTENCY_KEY_BODY_MISMATCH,
+  IDEMPOTENCY_KEY_IN_PROGRESS,
+  IDEMPOTENCY_KEY_INVALID,
+  IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION,
+  IDEMPOTENCY_KEY_UNFINISHED,
+} from './messages.ts';
+
+/**
+ * `Idempotency-Key` on POST /api/email/send and /api/email/bulk: the same key
+ * from the same company with the same body answers the first response again
+ * and calls the provider once; with another body → 409.
+ *
+ * The `email_requests` collection holds one document per (company, key),
+ * `_id` = `<company>/<key>`, so the first request wins by inserting it (a
+ * unique `_id` is atomic on MongoDB and FerretDB alike). It holds a hash of
+ * the body, the state (`running` under a lease the request keeps renewing,
+ * then `done` with the answer), the email ids the request created and how
+ * many requests carried the key.
+ *
+ * What is stored: a completed answer (a send's result, a bulk's results,
+ * including failed items) and the failures that may not be repeated (the
+ * provider rejected the message, or its outcome is unknown). Failures that
+ * sent nothing (invalid input, missing identity, suppressed recipients, the
+ * provider unreachable before taking the message) are not stored: the key is
+ * free again, so the caller can fix the request and retry with the same key.
+ *
+ * A second request while the first runs waits for its answer (up to
+ * WAIT_MS, then 409 "still in progress"). A request whose process died
+ * while running leaves its lease to expire: retries get 409 "did not finish"
+ * and never a second send, because the provider may already have it.
+ */
+
+/** How long a key is remembered. */
+export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
+/** A running request renews its lease every LEASE_MS / 3; a lease older than LEASE_MS means its process died. */
+const LEASE_MS = 30_000;
+/** How long a second request with the same key waits for the first one's answer. */
+const WAIT_MS = 30_000;
+const POLL_MS = 50;
+/** Failures answered again to every later request with the key: the provider may have the message, or refused it. */
+const FINAL_FAILURES: readonly ErrorKind[] = ['provider_rejected', 'outcome_unknown'];
+
+export type RequestKind = 'send' | 'bulk';
+
+interface StoredAnswer {
+  result?: unknown;
+  error?: { kind: ErrorKind; message: string };
+}
+
+interface RequestDoc {
+  _id: string;
+  company_id: string;
+  key: string;
+  kind: RequestKind;
+  body_hash: string;
+  state: 'running' | 'done';
+  lease_until: Date;
+  answer: StoredAnswer | null;
+  email_ids: string[];
+  /** Requests that carried the key: 1 for the first, +1 per replay. */
+  seen: number;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export interface IdempotentRequest<T> {
+  companyId: string | undefined;
+  key: string;
+  kind: RequestKind;
+  body: unknown;
+  run: () => Promise<T>;
+  /** The email records the answer created (they get the key and its count). */
+  emailIdsOf: (result: T) => string[];
+}
+
+export interface RequestKeys {
+  /** Runs `request.run` once per (company, key); later requests get its answer (`replayed`). */
+  once<T>(request: IdempotentRequest<T>): Promise<{ result: T; replayed: boolean }>;
+  /** Deletes keys older than IDEMPOTENCY_KEY_TTL_MS (FerretDB has no TTL indexes); also runs hourly. */
+  purgeExpired(): Promise<number>;
+  /** Stops the hourly purge (shutdown). */
+  stop(): void;
+}
+
+const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+
+/** 400 unless `key` is 1–255 characters without control characters (the same rule as workflow triggers). */
+export function checkIdempotencyKey(key: string): string {
+  if (!isValidIdempotencyKey(key)) throw new MailroomError('validation', IDEMPOTENCY_KEY_INVALID);
+  return key;
+}
+
+const hashOf = (kind: RequestKind, body: unknown) =>
+  createHash('sha256')
+    .update(stringify({ kind, body }) ?? '')
+    .digest('hex');
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function requestKeys(db: Db, logger: Logger): RequestKeys {
+  const requests: Collection<RequestDoc> = db.collection('email_requests');
+  const emails = db.collection<{ _id: string }>('emails');
+  /** Serialises the `seen` counts of one key (FerretDB's updates are read-modify-write). */
+  const lock = new KeyedLock();
+
+  /** Runs the first request of a key, renewing its lease, and stores what may be answered again. */
+  async function runFirst<T>(id: string, request: IdempotentRequest<T>): Promise<T> {
+    const renew = setInterval(() => {
+      requests
+        .updateOne({ _id: id, state: 'running' }, { $set: { lease_until: new Date(Date.now() + LEASE_MS) } })
+        .catch((err: unknown) => logger.warn({ err }, 'idempotency lease not renewed'));
+    }, LEASE_MS / 3);
+    renew.unref();
+    try {
+      const result = await request.run();
+      const emailIds = request.emailIdsOf(result);
+      await finish(id, { result }, emailIds);
+      await emails
+        .updateMany({ _id: { $in: emailIds } }, { $set: { request_key: request.key, request_key_seen: 1 } })
+        .catch((err: unknown) => logger.warn({ err }, 'idempotency key not noted on the records'));
+      return result;
+    } catch (err) {
+      if (isMailroomError(err) && FINAL_FAILURES.includes(err.kind))
+        await finish(id, { error: { kind: err.kind, message: err.message } }, []);
+      // Nothing was sent (or nothing that cannot be retried): the key is free again.
+      else await requests.deleteOne({ _id: id, state: 'running' }).catch(() => undefined);
+      throw err;
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  async function finish(id: string, answer: StoredAnswer, emailIds: string[]): Promise<void> {
+    try {
+      await requests.updateOne({ _id: id }, { $set: { state: 'done', answer, email_ids: emailIds } });
+    } catch (err) {
+      // The lease will lapse and later requests get "did not finish", never a second send.
+      logger.error({ err, request: id }, 'idempotent answer not stored');
+    }
+  }
+
+  /** A later request with the key: counted, then answered like the first. */
+  async function replay<T>(doc: RequestDoc): Promise<{ result: T; replayed: true }> {
+    await lock.run(doc._id, async () => {
+      await requests.updateOne({ _id: doc._id }, { $inc: { seen: 1 } });
+      await emails.updateMany({ _id: { $in: doc.email_ids } }, { $inc: { request_key_seen: 1 } });
+    });
+    const answer = doc.answer ?? {};
+    if (answer.error) throw new MailroomError(answer.error.kind, answer.error.message);
+    return { result: answer.result as T, replayed: true };
+  }
+
+  async function purgeExpired(): Promise<number> {
+    const { deletedCount } = await requests.deleteMany({ expires_at: { $lte: new Date() } });
+    return deletedCount;
+  }
+  const purge = setInterval(() => {
+    purgeExpired().catch((err: unknown) => logger.warn({ err }, 'purging expired idempotency keys failed'));
+  }, PURGE_INTERVAL_MS).unref();
+
+  return {
+    async once<T>(request: IdempotentRequest<T>) {
+      if (request.companyId === undefined)
+        throw new MailroomError('validation', IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION);
+      const key = checkIdempotencyKey(request.key);
+      const id = `${request.companyId}/${key}`;
+      const bodyHash = hashOf(request.kind, request.body);
+      const waitUntil = Date.now() + WAIT_MS;
+
+      for (;;) {
+        const now = new Date();
+        try {
+          await requests.insertOne({
+            _id: id,
+            company_id: request.companyId,
+            key,
+            kind: request.kind,
+            body_hash: bodyHash,
+            state: 'running',
+            lease_until: new Date(now.getTime() + LEASE_MS),
+            answer: null,
+            email_ids: [],
+            seen: 1,
+            created_at: now,
+            expires_at: new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS),
+          });
+          return { result: await runFirst(id, request), replayed: false };
+        } catch (err) {
+          if (!isDuplicateKeyError(err)) throw err;
+        }
+        const doc = await requests.findOne({ _id: id });
+        if (!doc) continue; // the first request freed the key in between
+        if (doc.expires_at <= now) {
+          await requests.deleteOne({ _id: id, expires_at: doc.expires_at });
+          continue;
+        }
+        if (doc.body_hash !== bodyHash || doc.kind !== request.kind)
+          throw new MailroomError('conflict', IDEMPOTENCY_KEY_BODY_MISMATCH);
+        if (doc.state === 'done') return replay<T>(doc);
+        if (doc.lease_until <= now) throw new MailroomError('conflict', IDEMPOTENCY_KEY_UNFINISHED);
+        if (Date.now() >= waitUntil) throw new MailroomError('conflict', IDEMPOTENCY_KEY_IN_PROGRESS);
+        await sleep(POLL_MS);
+      }
+    },
+
+    purgeExpired,
+
+    stop() {
+      clearInterval(purge);
+    },
+  };
+}
