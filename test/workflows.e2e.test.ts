@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 import { authenticatedAs } from '../core/identity.ts';
+import { suppressionList } from '../core/email/suppression-list.ts';
 
 const h = new WorkflowHarness();
 before(async () => {
@@ -192,6 +193,27 @@ describe('send-welcome-email', () => {
     const ok = await h.waitForStatus('send-welcome-email', retry.body['runId'] as string, 'completed');
     assert.equal(ok.result?.result['message'], 'welcome email sent');
     assert.equal(h.fake.accepted.length, 1);
+  });
+  it('fails without sending when the user’s address is on the company’s suppression list', async () => {
+    h.fake.reset();
+    const userId = await newUser();
+    await suppressionList(h.database.db).add({
+      company_id: h.caller.companyId,
+      email: `${userId}@example.com`,
+      reason: 'unsubscribe',
+      source: 'api',
+      detail: null,
+      email_id: null,
+    });
+    const { body } = await h.trigger('send-welcome-email', { userId });
+    const run = await h.waitForStatus('send-welcome-email', body['runId'] as string, 'failed');
+    assert.equal(
+      run.error,
+      `all recipients are suppressed: ${userId}@example.com (unsubscribe). nothing was sent.`,
+    );
+    assert.equal(h.fake.received.length, 0);
+    assert.equal((await h.emailTo(`${userId}@example.com`))?.status, 'failed');
+    assert.notEqual((await users().findOne({ _id: userId }))?.welcomeEmailSent, true);
   });
 });
 
