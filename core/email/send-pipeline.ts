@@ -169,22 +169,38 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
   ): Promise<SendResult> {
     const claimed = await claimRecord(requested, identity, key);
     if ('done' in claimed) return claimed.done;
-    const { skipped, kept: input } = await leaveOutSuppressed(requested, identity);
-    if (input.to.length === 0) await refuseSuppressed(claimed, skipped, input, key);
-    // The record lists whom the message went to, and whom it left out.
-    const narrowed = skipped.length ? { ...recipientFields(input), suppressed: skipped } : undefined;
-    const record: EmailRecord = { ...claimed.record, ...narrowed };
+    const slot = claimed; // { record, isNew }, for prepare() below
+    // The suppression check (a database read) runs while the message renders:
+    // the rendering does not depend on the recipients.
+    const checking = leaveOutSuppressed(requested, identity);
+    checking.catch(() => undefined); // awaited below; never an unhandled rejection
     const attemptId = randomUUID();
-    let rendered: ReturnType<typeof renderEmail>;
-    try {
+    let prepared: Awaited<ReturnType<typeof prepare>>;
+    async function prepare() {
+      const { view_key } = slot.record;
       // Render before inserting: a rendering bug must not leave a pending record behind.
-      rendered = renderEmail({
-        templateId: input.templateId,
-        data: input.templateData,
-        subject: input.subject,
-        trackingPixelUrl: pixelUrl(record.view_key),
-        htmlBody: input.templateId === CUSTOM_TEMPLATE_ID ? input.htmlBody : undefined,
+      const rendered = renderEmail({
+        templateId: requested.templateId,
+        data: requested.templateData,
+        subject: requested.subject,
+        trackingPixelUrl: pixelUrl(view_key),
+        htmlBody: requested.templateId === CUSTOM_TEMPLATE_ID ? requested.htmlBody : undefined,
       });
+      const { skipped, kept: input } = await checking;
+      if (input.to.length === 0) return refuseSuppressed(slot, skipped, input, key);
+      // The record lists whom the message went to, and whom it left out.
+      const narrowed = skipped.length ? { ...recipientFields(input), suppressed: skipped } : undefined;
+      return {
+        rendered,
+        input,
+        skipped,
+        narrowed,
+        record: { ...slot.record, ...narrowed },
+      };
+    }
+    try {
+      prepared = await prepare();
+      const { record, narrowed } = prepared;
       // Marked before the provider hears of it (see the top of this file).
       const at = new Date();
       if (claimed.isNew) await records.insert({ ...record, attempt_id: attemptId, attempt_started_at: at });
@@ -199,6 +215,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
       throw err;
     }
+    const { rendered, input, skipped, record } = prepared;
 
     if (!provider) {
       // (markFailed keeps the attempt mark; harmless: the record is no longer pending.)
