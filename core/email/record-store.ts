@@ -29,7 +29,13 @@ export interface RecordStore {
     narrowed?: Pick<EmailRecord, 'recipients' | 'recipient_email' | 'recipient_name' | 'suppressed'>,
   ): Promise<void>;
   /** The provider accepted: sent (a record failed with an unknown outcome included), attempt cleared. */
-  markSent(emailId: string, providerId: string): Promise<void>;
+  /**
+   * `othersMayHaveFailedIt`: whether another writer (a workflow giving up, the
+   * sweeper) may have failed the record as "outcome unknown" while the
+   * provider had it, which this then undoes (one more read). False for an HTTP
+   * send answered within the provider's timeout: nobody else writes its record.
+   */
+  markSent(emailId: string, providerId: string, othersMayHaveFailedIt?: boolean): Promise<void>;
   /** pending → failed; false (and nothing written) when the record is not pending. */
   markFailed(emailId: string, reason: string, kind: ErrorKind): Promise<boolean>;
   /**
@@ -105,7 +111,7 @@ export function recordStore(db: Db): RecordStore {
         );
       }),
 
-    markSent: (emailId, providerId) =>
+    markSent: (emailId, providerId, othersMayHaveFailedIt = true) =>
       lock.run(emailId, async () => {
         const now = new Date();
         // The provider id is kept even if a webhook event already moved the status on.
@@ -124,7 +130,7 @@ export function recordStore(db: Db): RecordStore {
             $max: { status_rank: STATUS_RANK.sent },
           },
         );
-        await undoUnknownOutcome(emailId);
+        if (othersMayHaveFailedIt) await undoUnknownOutcome(emailId);
       }),
 
     /*

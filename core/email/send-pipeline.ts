@@ -274,7 +274,8 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     emailsSent.inc({ template: input.templateId });
 
     try {
-      await records.markSent(record.email_id, providerId);
+      // Only a keyed (workflow) send's record has other writers: a workflow giving up on it.
+      await records.markSent(record.email_id, providerId, key !== undefined);
     } catch (err) {
       // The provider has the message: answering failure would invite a second
       // send. Keep trying to record it in the background (the database may be
