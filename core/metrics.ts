@@ -102,6 +102,13 @@ export const opensDropped = new Counter({
   registers: [registry],
 });
 
+export const clicksFollowed = new Counter({
+  name: 'mailroom_clicks_total',
+  help: 'Tracked links followed with a valid token (redirected), by whether the click was buffered for recording (false: the buffer was full).',
+  labelNames: ['buffered'] as const,
+  registers: [registry],
+});
+
 export const emailsSwept = new Counter({
   name: 'mailroom_emails_swept_total',
   help: 'Email records the sweeper failed after they stayed pending too long, by outcome (outcome_unknown: may have been sent; abandoned: never handed to the provider).',

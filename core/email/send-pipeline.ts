@@ -16,6 +16,7 @@ import {
 } from './messages.ts';
 import type { MailProvider, OutgoingAttachment } from './provider.ts';
 import type { Address } from './addresses.ts';
+import type { ClickTracking } from './click-tracking.ts';
 import { STATUS_RANK, isHandedOver, type EmailRecord } from './record.ts';
 import type { RecordStore } from './record-store.ts';
 import type { SendResult } from './schema.ts';
@@ -52,6 +53,8 @@ export interface SendPipelineDeps {
   provider: MailProvider | undefined;
   sender: Address;
   publicBaseUrl: string;
+  /** Rewrites the HTML's links to signed click redirects (unless the send says `track_clicks: false`). */
+  clicks: ClickTracking;
   logger: Logger;
 }
 
@@ -174,9 +177,11 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         templateId: input.templateId,
         data: input.templateData,
         subject: input.subject,
-        trackingPixelUrl: pixelUrl(record.view_key),
+        trackingPixelUrl: input.trackOpens ? pixelUrl(record.view_key) : undefined,
         htmlBody: input.templateId === CUSTOM_TEMPLATE_ID ? input.htmlBody : undefined,
       });
+      if (input.trackClicks)
+        rendered = { ...rendered, html: await deps.clicks.trackLinks(rendered.html, record.email_id) };
       // Marked before the provider hears of it (see the top of this file).
       const at = new Date();
       if (claimed.isNew) await records.insert({ ...record, attempt_id: attemptId, attempt_started_at: at });

@@ -1,5 +1,6 @@
 import type { RouteSpec } from '../../route.ts';
 import { bulkRoute } from './bulk.ts';
+import { clickRoute } from './click.ts';
 import { sendRoute } from './send.ts';
 import { statusRoute } from './status.ts';
 import { pixelRoute, trackEventRoute } from './track.ts';
@@ -12,5 +13,6 @@ export const emailRoutes: readonly RouteSpec[] = [
   statusRoute,
   pixelRoute,
   trackEventRoute,
+  clickRoute,
   webhookRoute,
 ];
