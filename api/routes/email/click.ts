@@ -18,7 +18,14 @@ export const clickRoute = defineRoute({
   description:
     'The link Mailroom put in place of an http(s) link of an email it sent. Records the click (which counts as an open) and redirects to the original URL. A token that fails verification is answered 400 without a redirect.',
   tag: 'email',
-  params: Type.Object({ token: Type.String({ minLength: 1, maxLength: CLICK_TOKEN_MAX_LENGTH }) }),
+  params: Type.Object({
+    token: Type.String({
+      minLength: 1,
+      maxLength: CLICK_TOKEN_MAX_LENGTH,
+      pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+      description: 'base64url(payload) "." base64url(mac), as Mailroom wrote it into the email.',
+    }),
+  }),
   responses: {
     302: { description: 'Redirect to the original URL (`Location`).' },
     400: failure('The token fails verification (tampered, truncated, foreign or malformed).'),
