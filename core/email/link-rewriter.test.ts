@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TEST_SECRET } from '../../test/support/env.ts';
 import { CLICK_PATH, clickTracking } from './click-tracking.ts';
-import { rewriteLinks } from './link-rewriter.ts';
+import { SLICE, rewriteLinks } from './link-rewriter.ts';
 
 /** Marks each http(s) href it is given, so a test sees exactly what was rewritten. */
 const mark = (href: string) => (/^https?:/i.test(href.trim()) ? `https://t.example/?u=${href}` : undefined);
@@ -82,8 +82,21 @@ describe('link rewriter', () => {
     assert.equal(await tracking.trackLinks(once, '0f8fad5b-d9cb-469f-a165-70867728950e'), once);
   });
 
-  it('handles a large document with many links', async () => {
-    const html = `<html><body>${'<p><a href="https://a.example/p?i=1">link</a> text &amp; more</p>\n'.repeat(20_000)}</body></html>`;
+  it('finds links and characters that straddle two slices', async () => {
+    // A surrogate pair split by the first slice boundary, a link split by the second.
+    const first = `<p>${'x'.repeat(SLICE - 4)}😀</p>`;
+    const second = 'y'.repeat(2 * SLICE - first.length - 10);
+    const html = `${first}${second}<p><a href="https://split.example/">😀</a></p>`;
+    assert.ok(html.indexOf('href') < 2 * SLICE && html.indexOf('split.example') > 2 * SLICE);
+    const out = await rewriteLinks(html, mark);
+    assert.equal(
+      out,
+      html.replace('href="https://split.example/"', 'href="https://t.example/?u=https://split.example/"'),
+    );
+  });
+
+  it('handles a large document with many links, tokenised in slices', async () => {
+    const html = `<html><body>${'<p><a href="https://a.example/p?i=1">link</a> text &amp; more 😀 é</p>\n'.repeat(20_000)}</body></html>`;
     const out = await rewriteLinks(html, mark);
     assert.equal(out.split('https://t.example/?u=').length - 1, 20_000);
     assert.equal(out.replaceAll('https://t.example/?u=', ''), html);

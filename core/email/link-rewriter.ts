@@ -20,6 +20,9 @@ import { SAXParser, type StartTag } from 'parse5-sax-parser';
  * `<a clicktracking="off">` (SendGrid's spelling) is never passed to `rewrite`.
  */
 
+/** Characters tokenised between two yields to the event loop (~30 ms at most). */
+export const SLICE = 64 * 1024;
+
 export type RewriteHref = (href: string) => string | undefined;
 
 interface Span {
@@ -50,7 +53,13 @@ export async function rewriteLinks(html: string, rewrite: RewriteHref): Promise<
     });
   });
   const done = once(parser, 'finish');
-  parser.end(html);
+  // In slices, yielding between them: a 2 MB body never holds the event loop
+  // for long (source offsets run on across slices).
+  for (let at = 0; at < html.length; at += SLICE) {
+    parser.write(html.slice(at, at + SLICE));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  parser.end();
   await done;
   if (spans.length === 0) return html;
   const parts: string[] = [];
