@@ -92,13 +92,20 @@ export const workflowTriggers = new Counter({
 
 export const opensRecorded = new Counter({
   name: 'mailroom_opens_recorded_total',
-  help: 'Tracking-pixel opens written to their email record.',
+  help: 'Tracking-pixel opens and tracked-link clicks written to their email record.',
   registers: [registry],
 });
 
 export const opensDropped = new Counter({
   name: 'mailroom_opens_dropped_total',
-  help: 'Tracking-pixel opens for a well-formed view key that were not written (write failed or no room to buffer them).',
+  help: 'Tracking-pixel opens for a well-formed view key, and clicks of valid click links, that were not written (write failed or no room to buffer them).',
+  registers: [registry],
+});
+
+export const clicksFollowed = new Counter({
+  name: 'mailroom_clicks_total',
+  help: 'Tracked links followed with a valid token (redirected), by whether the click was buffered for recording (false: the buffer was full).',
+  labelNames: ['buffered'] as const,
   registers: [registry],
 });
 

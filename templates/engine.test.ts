@@ -119,6 +119,33 @@ describe('renderSubject', () => {
     assert.equal(subject, 'Invoice INV-2026-0042 from Acme Bcc: victim@example.com');
   });
 
+  it('leaves the pixel out when there is no pixel URL (track_opens: false)', () => {
+    const template = renderEmail({
+      templateId: 'welcome',
+      data: SAMPLE_DATA.welcome!,
+      subject: 's',
+      trackingPixelUrl: undefined,
+    });
+    assert.doesNotMatch(template.html, /<img|api\/email\/track/);
+    const document = '<html><body><p>Hi</p></body></html>';
+    const custom = renderEmail({
+      templateId: 'custom',
+      data: {},
+      subject: 's',
+      trackingPixelUrl: undefined,
+      htmlBody: document,
+    });
+    assert.equal(custom.html, document, 'a full document is sent as given');
+    const fragment = renderEmail({
+      templateId: 'custom',
+      data: {},
+      subject: 's',
+      trackingPixelUrl: undefined,
+      htmlBody: '<p>Hi</p>',
+    });
+    assert.match(fragment.html, /<body>\n<p>Hi<\/p>\n<\/body>/);
+  });
+
   it('throws for an unknown template', () => {
     assert.throws(() => renderSubject('nope', {}), /unknown email template/);
   });
@@ -260,6 +287,33 @@ describe('renderEmail', () => {
         '<img src="https://m.example/api/email/track?view_key=a&quot;b&amp;c" width="1" height="1" alt="">',
       ),
     );
+  });
+
+  it('leaves the pixel out when there is no pixel URL (track_opens: false)', () => {
+    const template = renderEmail({
+      templateId: 'welcome',
+      data: SAMPLE_DATA.welcome!,
+      subject: 's',
+      trackingPixelUrl: undefined,
+    });
+    assert.doesNotMatch(template.html, /<img|api\/email\/track/);
+    const document = '<html><body><p>Hi</p></body></html>';
+    const custom = renderEmail({
+      templateId: 'custom',
+      data: {},
+      subject: 's',
+      trackingPixelUrl: undefined,
+      htmlBody: document,
+    });
+    assert.equal(custom.html, document, 'a full document is sent as given');
+    const fragment = renderEmail({
+      templateId: 'custom',
+      data: {},
+      subject: 's',
+      trackingPixelUrl: undefined,
+      htmlBody: '<p>Hi</p>',
+    });
+    assert.match(fragment.html, /<body>\n<p>Hi<\/p>\n<\/body>/);
   });
 
   it('throws for an unknown template', () => {

@@ -7,7 +7,8 @@
  * - URLs placed in href go through `href`/`url` helpers that render `#` unless the
  *   value is an absolute http(s) URL, so a variable cannot inject `javascript:`;
  * - the subject is plain text with CR/LF collapsed, so it cannot inject headers;
- * - every HTML body carries the tracking pixel (its URL escaped for the attribute).
+ * - every HTML body carries the tracking pixel (its URL escaped for the attribute),
+ *   unless the send opted out of open tracking.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -21,8 +22,11 @@ export interface RenderInput {
   templateId: string;
   data: Record<string, string>;
   subject: string;
-  /** `{base_url}/api/email/track?view_key=…`, unescaped; escaped here for the attribute. */
-  trackingPixelUrl: string;
+  /**
+   * `{base_url}/api/email/track?view_key=…`, unescaped; escaped here for the
+   * attribute. Undefined: no pixel (the send's `track_opens: false`).
+   */
+  trackingPixelUrl: string | undefined;
   /** The caller's HTML; `custom` only. */
   htmlBody?: string | undefined;
 }
@@ -95,7 +99,7 @@ htmlEngine.registerHelper('mailto', (value: unknown) =>
 );
 htmlEngine.registerHelper('trackingPixel', (options: Handlebars.HelperOptions) => {
   const url: unknown = options.data?.trackingPixelUrl;
-  return new Handlebars.SafeString(trackingPixelTag(typeof url === 'string' ? url : ''));
+  return new Handlebars.SafeString(typeof url === 'string' ? trackingPixelTag(url) : '');
 });
 for (const name of ['button', 'fallback-link', 'details', 'detail']) {
   htmlEngine.registerPartial(name, readTemplateFile('_shared', `${name}.html.hbs`));
@@ -208,14 +212,20 @@ const TEXT_PART_MAX_DEPTH = 200;
  * placed before the last </body> — or, for a fragment, wrapped in a minimal
  * document so every message is a complete HTML document.
  */
-function renderCustom(htmlBody: string, subject: string, pixelUrl: string): { html: string; text: string } {
-  const pixel = trackingPixelTag(pixelUrl);
+function renderCustom(
+  htmlBody: string,
+  subject: string,
+  pixelUrl: string | undefined,
+): { html: string; text: string } {
+  const pixel = pixelUrl === undefined ? '' : trackingPixelTag(pixelUrl);
   let html: string;
   if (/<html[\s>]/i.test(htmlBody)) {
     const bodyEnd = lastClosingTag(htmlBody, 'body');
     const htmlEnd = lastClosingTag(htmlBody, 'html');
     const at = bodyEnd >= 0 ? bodyEnd : htmlEnd;
-    html = at >= 0 ? `${htmlBody.slice(0, at)}${pixel}\n${htmlBody.slice(at)}` : `${htmlBody}\n${pixel}\n`;
+    if (pixel === '') html = htmlBody;
+    else
+      html = at >= 0 ? `${htmlBody.slice(0, at)}${pixel}\n${htmlBody.slice(at)}` : `${htmlBody}\n${pixel}\n`;
   } else {
     html = [
       '<!DOCTYPE html>',
@@ -227,7 +237,7 @@ function renderCustom(htmlBody: string, subject: string, pixelUrl: string): { ht
       '</head>',
       '<body>',
       htmlBody,
-      pixel,
+      ...(pixel === '' ? [] : [pixel]),
       '</body>',
       '</html>',
       '',

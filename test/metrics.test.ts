@@ -139,6 +139,25 @@ describe('GET /metrics', () => {
     assert.ok(now.has('mailroom_opens_dropped_total'), 'the dropped counter is exposed at 0');
   });
 
+  it('counts followed click links; their clicks are written with the opens', async () => {
+    const sent = await h.request('POST', '/api/email/send', invoiceBody(), caller);
+    const html = h.fake.accepted.at(-1)!.body.content.find((c) => c.type === 'text/html')!.value;
+    const token = /\/api\/email\/click\/([\w.-]+)/.exec(html)?.[1];
+    assert.ok(token, `a tracked link in ${String(sent.body['email_id'])}`);
+    const before = await scrape();
+    const followed = await fetch(`${h.baseUrl}/api/email/click/${token}`, { redirect: 'manual' });
+    assert.equal(followed.status, 302);
+    const refused = await fetch(`${h.baseUrl}/api/email/click/${token}x`, { redirect: 'manual' });
+    assert.equal(refused.status, 400);
+    await h.email.flushOpens();
+    const now = await scrape();
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      now.value(name, labels) - before.value(name, labels);
+    assert.equal(delta('mailroom_clicks_total', { buffered: 'true' }), 1);
+    assert.equal(delta('mailroom_clicks_total'), 1, 'the refused token is not a click');
+    assert.equal(delta('mailroom_opens_recorded_total'), 1);
+  });
+
   it('counts workflow triggers by workflow name and result', async () => {
     const before = await scrape();
     const started = await h.trigger('send-welcome-email', { userId: 'u-1' });

@@ -147,6 +147,7 @@ describe('the OpenAPI document', () => {
       .map(({ method, path }) => `${method.toUpperCase()} ${path}`)
       .sort();
     assert.deepEqual(open, [
+      'GET /api/email/click/{token}',
       'GET /api/email/track',
       'GET /docs',
       `GET ${REDOC_SCRIPT_PATH}`,

@@ -46,7 +46,14 @@ export interface EmailService {
    * missing key: nothing is recorded; never throws.
    */
   recordOpen(viewKey: string | undefined): Promise<void>;
-  /** Writes the buffered pixel opens now; resolves once they are in the database. */
+  /**
+   * A tracked link's click (`GET /api/email/click/{token}`): the original URL
+   * to redirect to, the click (and its open) buffered like a pixel open. A
+   * token Mailroom did not sign → validation error (never a redirect). A valid
+   * token whose record is gone still redirects; nothing is recorded then.
+   */
+  followClick(token: string): string;
+  /** Writes the buffered pixel opens and clicks now; resolves once they are in the database. */
   flushOpens(): Promise<void>;
   /** Counters of the pixel's open buffer (accepted, dropped, recorded, failed, flushes, pending). */
   openStats(): OpenBufferStats;

@@ -50,6 +50,8 @@ export const INVALID_BASE64 = 'attachment content must be valid base64.';
 export const ATTACHMENT_CONTENT_AND_PATH = 'attachment must have either content or path, not both.';
 export const INVALID_WEBHOOK_SIGNATURE = 'invalid webhook signature.';
 export const WEBHOOK_BODY_NOT_ARRAY = 'webhook body must be a JSON array of events.';
+/** A click link whose token Mailroom did not sign (tampered, truncated, foreign or malformed). */
+export const INVALID_CLICK_LINK = 'invalid click link.';
 /** A keyed (workflow) send whose previous attempt is still talking to the provider. */
 export const IN_PROGRESS = 'email send already in progress.';
 export const SENT_MESSAGE = 'email sent successfully.';

@@ -103,6 +103,31 @@ describe('open buffer', () => {
     assert.equal(failing.reports[0]!.failed, 2);
   });
 
+  it('buffers clicks beside pixel opens: one entry per email, marked clicked', async () => {
+    const { buffer, batches } = recordingBuffer();
+    const t = (s: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, s));
+    buffer.add('key-a', t(1));
+    buffer.addClick('email-1', t(2));
+    buffer.addClick('email-1', t(4));
+    buffer.addClick('email-2', t(3));
+    await buffer.flush();
+    assert.deepEqual(
+      batches[0]!.map((o) => [
+        o.viewKey,
+        o.emailId,
+        o.clicked,
+        o.first.getUTCSeconds(),
+        o.last.getUTCSeconds(),
+      ]),
+      [
+        ['key-a', undefined, undefined, 1, 1],
+        [undefined, 'email-1', true, 2, 4],
+        [undefined, 'email-2', true, 3, 3],
+      ],
+    );
+    assert.equal(buffer.stats().accepted, 4);
+  });
+
   it('nothing buffered: flush writes nothing', async () => {
     const { buffer, batches } = recordingBuffer();
     await buffer.flush();

@@ -1,8 +1,9 @@
 import type { Logger } from '../logger.ts';
 
 /**
- * The pixel's opens, buffered in memory and written in batches (group commit),
- * so `GET /api/email/track` answers its GIF without waiting on the database:
+ * The pixel's opens and the tracked links' clicks, buffered in memory and
+ * written in batches (group commit), so `GET /api/email/track` answers its GIF
+ * and `GET /api/email/click/{token}` its redirect without waiting on the database:
  * a campaign opened at once, or a privacy proxy pre-fetching every image, is
  * a burst of cheap map insertions instead of a queue of serialised writes.
  *
@@ -24,8 +25,18 @@ import type { Logger } from '../logger.ts';
  * batch (the hook for a metrics module: recorded / dropped / failed counts).
  */
 
+/**
+ * One buffered open. A pixel open names its email by view key (checked
+ * against the record when written); a click by the email id its signed token
+ * carries (the signature is the check) and also sets `clicked`.
+ */
 export interface BufferedOpen {
-  viewKey: string;
+  /** Pixel opens: the view key. */
+  viewKey?: string;
+  /** Clicks: the email id. */
+  emailId?: string;
+  /** A click (counts as an open as well). */
+  clicked?: boolean;
   /** First hit of this key in the batch. */
   first: Date;
   /** Latest hit of this key in the batch. */
@@ -84,9 +95,26 @@ export class OpenBuffer {
     this.maxPending = options.maxPending ?? OPEN_BUFFER_MAX_PENDING;
   }
 
-  /** Buffers one hit; false when it was dropped (buffer full). Never waits, never throws. */
+  /** Buffers one pixel hit; false when it was dropped (buffer full). Never waits, never throws. */
   add(viewKey: string, at: Date = new Date()): boolean {
-    const existing = this.pending.get(viewKey);
+    return this.buffer(viewKey, { viewKey }, at);
+  }
+
+  /**
+   * Buffers one click of a tracked link of `emailId` (a verified click token's);
+   * coalesced per email like pixel hits per key. False when dropped (buffer full).
+   */
+  addClick(emailId: string, at: Date = new Date()): boolean {
+    // A view key never contains ':', so the two kinds of entry never share a key.
+    return this.buffer(`click:${emailId}`, { emailId, clicked: true }, at);
+  }
+
+  private buffer(
+    key: string,
+    entry: Pick<BufferedOpen, 'viewKey' | 'emailId' | 'clicked'>,
+    at: Date,
+  ): boolean {
+    const existing = this.pending.get(key);
     if (existing) {
       if (at > existing.last) existing.last = at;
       this.totals.accepted++;
@@ -98,7 +126,7 @@ export class OpenBuffer {
       this.schedule();
       return false;
     }
-    this.pending.set(viewKey, { viewKey, first: at, last: at });
+    this.pending.set(key, { ...entry, first: at, last: at });
     this.totals.accepted++;
     this.schedule();
     return true;
@@ -143,7 +171,7 @@ export class OpenBuffer {
     if (dropped > 0)
       this.options.logger.warn(
         { dropped, droppedTotal: this.totals.dropped, maxPending: this.maxPending },
-        'open buffer full: pixel opens dropped',
+        'open buffer full: pixel opens and clicks dropped',
       );
     if (this.pending.size === 0) return;
     const batch = [...this.pending.values()];
@@ -155,7 +183,10 @@ export class OpenBuffer {
       recorded = await this.options.write(batch);
     } catch (err) {
       failed = batch.length;
-      this.options.logger.error({ err, opens: batch.length }, 'writing a batch of pixel opens failed');
+      this.options.logger.error(
+        { err, opens: batch.length },
+        'writing a batch of pixel opens and clicks failed',
+      );
     }
     this.totals.recorded += recorded;
     this.totals.failed += failed;

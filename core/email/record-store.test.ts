@@ -10,6 +10,7 @@ import type { EmailService } from './contract.ts';
 import type { Caller } from '../identity.ts';
 import { STATUS_RANK, type EmailRecord } from './record.ts';
 import { newViewKey } from './view-key.ts';
+import { clickTokens } from './click-token.ts';
 import { welcomeBody } from '../../test/support/sample-emails.ts';
 
 /**
@@ -166,6 +167,22 @@ describe('emails access path: every query filters by _id alone', () => {
     assert.ok(seen.filter((s) => s.command === 'update').length >= 2);
     assertOnlyIdFilters();
     assert.ok(seen.some((s) => s.filter['_id'] === target.email_id));
+  });
+
+  it('a tracked-link click, for a known and an unknown email', async () => {
+    const target = seeded[SEEDED - 4]!;
+    const tokens = clickTokens(core.config.secret);
+    const unknown = randomUUID();
+    assert.equal(
+      email.followClick(tokens.sign(target.email_id, 'https://a.example/')!),
+      'https://a.example/',
+    );
+    email.followClick(tokens.sign(unknown, 'https://a.example/')!);
+    await email.flushOpens();
+    const stored = await core.database.db.collection<EmailRecord>('emails').findOne({ _id: target.email_id });
+    assert.equal(stored?.clicked, true);
+    assert.equal(stored?.opened, true);
+    assertOnlyIdFilters([target.email_id, unknown]);
   });
 
   it('a send, a provider rejection, and webhook events', async () => {

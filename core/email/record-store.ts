@@ -57,8 +57,9 @@ export interface RecordStore {
     at?: Date,
   ): Promise<boolean>;
   /**
-   * A batch of pixel opens (open-buffer.ts): each key is checked like
-   * applyEvent's (one `{ _id }` read each, in parallel), then the matching
+   * A batch of pixel opens and link clicks (open-buffer.ts): each pixel key is
+   * checked like applyEvent's (one `{ _id }` read each, in parallel; a click
+   * names its email id, proven by its signed token), then the matching
    * records are updated with bulk writes of OPEN_WRITE_CHUNK updates each (one
    * round trip per chunk, not per open). Resolves with how many were recorded.
    */
@@ -185,7 +186,13 @@ export function recordStore(db: Db): RecordStore {
 
     async applyOpens(opens) {
       const resolved = await Promise.all(
-        opens.map(async (open) => ({ open, emailId: await resolveId({ view_key: open.viewKey }) })),
+        opens.map(async (open) => ({
+          open,
+          // A click's email id comes from a signed token: no key to check.
+          emailId:
+            open.emailId ??
+            (open.viewKey === undefined ? undefined : await resolveId({ view_key: open.viewKey })),
+        })),
       );
       const known = resolved.filter(
         (r): r is { open: BufferedOpen; emailId: string } => r.emailId !== undefined,
@@ -195,7 +202,7 @@ export function recordStore(db: Db): RecordStore {
       for (let i = 0; i < known.length; i += OPEN_WRITE_CHUNK) {
         const chunk = known.slice(i, i + OPEN_WRITE_CHUNK);
         const ops: AnyBulkWriteOperation<EmailRecord>[] = chunk.map(({ open, emailId }) => ({
-          updateOne: { filter: { _id: emailId }, update: openUpdate(open.first, open.last) },
+          updateOne: { filter: { _id: emailId }, update: openUpdate(open.first, open.last, open.clicked) },
         }));
         // Under each record's lock, like every other write to it (keyed-lock.ts).
         const result = await lock.runAll(
@@ -229,9 +236,9 @@ export function recordStore(db: Db): RecordStore {
   }
 
   /** An open: flags whatever the status, `opened_at` the first open, status at most raised to opened. */
-  function openUpdate(first: Date, last: Date) {
+  function openUpdate(first: Date, last: Date, clicked = false) {
     return {
-      $set: { opened: true, time: last, updated_at: last },
+      $set: { opened: true, time: last, updated_at: last, ...(clicked ? { clicked: true } : {}) },
       $min: { opened_at: first },
       $max: { status_rank: STATUS_RANK.opened },
     };

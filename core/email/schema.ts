@@ -81,6 +81,17 @@ const sendFields = {
   html_body: Type.Optional(Type.String({ maxLength: HTML_BODY_MAX_LENGTH })),
   locale: Type.Optional(Type.String({ minLength: 1, maxLength: 35, default: 'en-us' })),
   language: Type.Optional(Type.String({ minLength: 1, maxLength: 35, default: 'en' })),
+  /** Rewrite the HTML's http(s) links through the signed click redirect (docs/click-tracking.md). */
+  track_clicks: Type.Optional(
+    Type.Boolean({
+      default: true,
+      description: 'Rewrite http(s) links in the HTML part to signed click-tracking redirects.',
+    }),
+  ),
+  /** Put the open-tracking pixel in the HTML. */
+  track_opens: Type.Optional(
+    Type.Boolean({ default: true, description: 'Put the open-tracking pixel in the HTML part.' }),
+  ),
 };
 
 /** Body of POST /api/email/send. The example is shown in the API reference and sent by its fuzz test. */

@@ -17,6 +17,7 @@ import {
 } from './messages.ts';
 import type { MailProvider, OutgoingAttachment } from './provider.ts';
 import type { Address } from './addresses.ts';
+import type { ClickTracking } from './click-tracking.ts';
 import { STATUS_RANK, isHandedOver, type EmailRecord } from './record.ts';
 import type { RecordStore } from './record-store.ts';
 import type { SendResult, SkippedRecipient } from './schema.ts';
@@ -59,6 +60,8 @@ export interface SendPipelineDeps {
   provider: MailProvider | undefined;
   sender: Address;
   publicBaseUrl: string;
+  /** Rewrites the HTML's links to signed click redirects (unless the send says `track_clicks: false`). */
+  clicks: ClickTracking;
   logger: Logger;
 }
 
@@ -179,13 +182,15 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     async function prepare() {
       const { view_key } = slot.record;
       // Render before inserting: a rendering bug must not leave a pending record behind.
-      const rendered = renderEmail({
+      let rendered = renderEmail({
         templateId: requested.templateId,
         data: requested.templateData,
         subject: requested.subject,
-        trackingPixelUrl: pixelUrl(view_key),
+        trackingPixelUrl: requested.trackOpens ? pixelUrl(view_key) : undefined,
         htmlBody: requested.templateId === CUSTOM_TEMPLATE_ID ? requested.htmlBody : undefined,
       });
+      if (requested.trackClicks)
+        rendered = { ...rendered, html: await deps.clicks.trackLinks(rendered.html, slot.record.email_id) };
       const { skipped, kept: input } = await checking;
       if (input.to.length === 0) return refuseSuppressed(slot, skipped, input, key);
       // The record lists whom the message went to, and whom it left out.

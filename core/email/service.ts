@@ -4,15 +4,16 @@ import type { Config } from '../config.ts';
 import { MailroomError } from '../errors.ts';
 import { checkIdentity, isUuid } from '../identity.ts';
 import type { Logger } from '../logger.ts';
-import { opensDropped, opensRecorded } from '../metrics.ts';
+import { clicksFollowed, opensDropped, opensRecorded } from '../metrics.ts';
 import { isPlainObject } from '../validation.ts';
 import { createAttachmentFetcher, resolveAttachments, type AttachmentFetcher } from './attachments.ts';
 import { authorizeSend, authorizeStatus, canSee } from './auth.ts';
 import { sendBulk } from './bulk.ts';
+import { clickTracking } from './click-tracking.ts';
 import type { EmailService } from './contract.ts';
 import { idempotencyKeys } from './idempotency-keys.ts';
 import { ensureEmailIndexes } from './indexes.ts';
-import { EMAIL_NOT_FOUND, OUTCOME_UNKNOWN } from './messages.ts';
+import { EMAIL_NOT_FOUND, INVALID_CLICK_LINK, OUTCOME_UNKNOWN } from './messages.ts';
 import { createSendGridProvider, defaultSender, type MailProvider } from './provider.ts';
 import { recordStore } from './record-store.ts';
 import { createSendPipeline } from './send-pipeline.ts';
@@ -64,6 +65,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       timeoutMs: config.attachmentFetchTimeoutMs,
       allowAddresses: deps.attachmentAllowedAddresses ?? [],
     });
+  const clicks = clickTracking({ secret: config.secret, publicBaseUrl: config.publicBaseUrl });
   const deliver = createSendPipeline({
     records,
     keys,
@@ -71,6 +73,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     provider: deps.provider ?? createSendGridProvider(config),
     sender: defaultSender(config),
     publicBaseUrl: config.publicBaseUrl,
+    clicks,
     logger,
   });
   const opens = new OpenBuffer({
@@ -138,6 +141,14 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     async recordOpen(viewKey) {
       // A key of the wrong shape is never buffered; the rest is checked when the batch is written.
       if (looksLikeViewKey(viewKey)) opens.add(viewKey);
+    },
+
+    followClick(token) {
+      const target = clicks.verify(token);
+      if (!target) throw new MailroomError('validation', INVALID_CLICK_LINK);
+      // Buffered like a pixel open; the redirect never waits on the database.
+      clicksFollowed.inc({ buffered: String(opens.addClick(target.emailId)) });
+      return target.url;
     },
 
     flushOpens() {

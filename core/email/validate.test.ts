@@ -31,6 +31,16 @@ describe('validateSendBody', () => {
     assert.equal(out.locale, 'en-us');
     assert.equal(out.language, 'en');
     assert.deepEqual(out.tags, []);
+    assert.equal(out.trackClicks, true);
+    assert.equal(out.trackOpens, true);
+  });
+
+  it('takes track_clicks / track_opens as booleans only', () => {
+    const out = validateSendBody({ ...valid, track_clicks: false, track_opens: false }, []);
+    assert.equal(out.trackClicks, false);
+    assert.equal(out.trackOpens, false);
+    assert.notEqual(messageOf({ ...valid, track_clicks: 'false' }), 'valid');
+    assert.notEqual(messageOf({ ...valid, track_opens: 0 }), 'valid');
   });
 
   it('reports problems in a fixed precedence', () => {

@@ -54,6 +54,10 @@ export interface NormalizedSend {
   resourceIdRef: string | undefined;
   locale: string;
   language: string;
+  /** Links in the HTML go through the click redirect (default true). */
+  trackClicks: boolean;
+  /** The HTML carries the open pixel (default true). */
+  trackOpens: boolean;
 }
 
 const fail = (message: string) => new MailroomError('validation', message);
@@ -153,5 +157,7 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
     resourceIdRef: body.resource_id_ref,
     locale: body.locale ?? 'en-us',
     language: body.language ?? 'en',
+    trackClicks: body.track_clicks ?? true,
+    trackOpens: body.track_opens ?? true,
   };
 }

@@ -1,5 +1,6 @@
 import type { RouteSpec } from '../../route.ts';
 import { bulkRoute } from './bulk.ts';
+import { clickRoute } from './click.ts';
 import { sendRoute } from './send.ts';
 import { statusRoute } from './status.ts';
 import { suppressionRoutes } from './suppressions.ts';
@@ -13,6 +14,7 @@ export const emailRoutes: readonly RouteSpec[] = [
   statusRoute,
   pixelRoute,
   trackEventRoute,
+  clickRoute,
   webhookRoute,
   ...suppressionRoutes,
 ];

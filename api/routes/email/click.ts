@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox';
+import { CLICK_TOKEN_MAX_LENGTH } from '../../../core/email/click-token.ts';
+import { defineRoute, failure } from '../../route.ts';
+
+/**
+ * GET /api/email/click/{token}: a tracked link (docs/click-tracking.md). No
+ * authentication, like the pixel: the token's signature is the credential.
+ * A token Mailroom signed → 302 to the URL it carries, the click (and its
+ * open) buffered for the next batch write. Anything else (tampered,
+ * truncated, signed with another secret, too long) → 400 and no Location:
+ * the endpoint never redirects anywhere Mailroom did not put in an email.
+ */
+export const clickRoute = defineRoute({
+  method: 'get',
+  path: '/api/email/click/:token',
+  operationId: 'followTrackedLink',
+  summary: 'Tracked link: records the click and redirects',
+  description:
+    'The link Mailroom put in place of an http(s) link of an email it sent. Records the click (which counts as an open) and redirects to the original URL. A token that fails verification is answered 400 without a redirect.',
+  tag: 'email',
+  params: Type.Object({
+    token: Type.String({
+      minLength: 1,
+      maxLength: CLICK_TOKEN_MAX_LENGTH,
+      pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+      description: 'base64url(payload) "." base64url(mac), as Mailroom wrote it into the email.',
+    }),
+  }),
+  responses: {
+    302: { description: 'Redirect to the original URL (`Location`).' },
+    400: failure('The token fails verification (tampered, truncated, foreign or malformed).'),
+  },
+  handler(ctx, { email }) {
+    ctx.set('Cache-Control', 'no-store');
+    const url = email.followClick(ctx.params['token'] ?? '');
+    // 302 with Location (Koa's redirect: encodeurl, and a short body naming the URL).
+    ctx.redirect(url);
+  },
+});

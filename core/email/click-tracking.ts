@@ -1,0 +1,41 @@
+import { clickTokens, type ClickTarget } from './click-token.ts';
+import { rewriteLinks } from './link-rewriter.ts';
+
+/**
+ * Click tracking (docs/click-tracking.md): at send time every absolute
+ * http(s) `<a href>` of the HTML part becomes
+ * `{PUBLIC_BASE_URL}/api/email/click/{token}` (click-token.ts: signed, carries
+ * the email id and the original URL); `GET` of that URL records the click
+ * (and the open it implies) through the open buffer and redirects to the
+ * original URL.
+ *
+ * Left alone: `mailto:`, `tel:`, `#anchors`, relative links, anything not
+ * http(s), URLs over CLICK_URL_MAX_BYTES, links already pointing at the click
+ * endpoint, `<a clicktracking="off">`, and every `src` (the open pixel,
+ * images). The plain-text part is not rewritten: its reader sees the URL
+ * itself, and an opaque tracking URL there would hide where a link leads.
+ */
+
+export const CLICK_PATH = '/api/email/click/';
+
+export interface ClickTracking {
+  /** The HTML with its http(s) links rewritten to click-tracking URLs of `emailId`. */
+  trackLinks(html: string, emailId: string): Promise<string>;
+  /** What a click token stands for, or undefined when Mailroom did not sign it (never redirect then). */
+  verify(token: unknown): ClickTarget | undefined;
+}
+
+export function clickTracking(options: { secret: string; publicBaseUrl: string }): ClickTracking {
+  const tokens = clickTokens(options.secret);
+  const prefix = `${options.publicBaseUrl}${CLICK_PATH}`;
+  return {
+    trackLinks(html, emailId) {
+      return rewriteLinks(html, (href) => {
+        if (href.trim().startsWith(prefix)) return undefined;
+        const token = tokens.sign(emailId, href);
+        return token === undefined ? undefined : `${prefix}${token}`;
+      });
+    },
+    verify: (token) => tokens.verify(token),
+  };
+}
