@@ -18,13 +18,16 @@ import { welcomeBody } from '../../test/support/sample-emails.ts';
  * answers a filter without scanning only when it is exactly `{ _id: X }`;
  * anything else decodes every record (at 5,000 records a send took ~0.5 s per
  * update). With a few thousand records in place, every command the email core
- * sends to `emails` is watched on the wire (driver command monitoring) and
+ * sends to `emails` (and to `suppressions` and `email_requests`, read on
+ * the send path) is watched on the wire (driver command monitoring) and
  * must filter by `_id` alone, with a plain value. No timing assertions: the
  * property is the query shape, which holds or fails the same on any machine.
  */
 
 const SEEDED = 3000;
 const FILTERED = ['find', 'update', 'findAndModify', 'delete', 'count', 'distinct', 'aggregate'];
+/** The collections a send, a replay or an event touches: records, suppressions, idempotency keys. */
+const WATCHED = ['emails', 'suppressions', 'email_requests'];
 
 const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
 const body = (subject = 'Welcome') =>
@@ -87,7 +90,7 @@ function filtersOf(event: CommandStartedEvent): Document[] | undefined {
   }
 }
 
-describe('emails access path: every query filters by _id alone', () => {
+describe('the send path and events: every query filters by _id alone', () => {
   let core: EmailCore;
   let fake: FakeSendGrid;
   let email: EmailService;
@@ -105,7 +108,8 @@ describe('emails access path: every query filters by _id alone', () => {
     const db = core.database.db;
     core.database.client.on('commandStarted', (event) => {
       if (!watching || event.databaseName !== db.databaseName) return;
-      if (!FILTERED.includes(event.commandName) || event.command[event.commandName] !== 'emails') return;
+      if (!FILTERED.includes(event.commandName) || !WATCHED.includes(event.command[event.commandName]))
+        return;
       for (const filter of filtersOf(event) ?? []) seen.push({ command: event.commandName, filter });
     });
     for (let i = 0; i < SEEDED; i += 500) {
@@ -229,5 +233,48 @@ describe('emails access path: every query filters by _id alone', () => {
     assert.equal(fake.received.length, 3);
     assertOnlyIdFilters();
     assert.ok(seen.some((s) => s.filter['_id'] === retried.email_id && s.command === 'update'));
+  });
+
+  it('a send leaving out a suppressed recipient, and a provider event that suppresses', async () => {
+    const principal = authenticatedAs(caller);
+    await email.suppressions.add(caller.companyId!, { email: 'gone@example.com' });
+    seen = [];
+    const sent = await email.send(
+      welcomeBody({ to: ['gone@example.com', 'kept@example.com'], subject: 'Hi' }),
+      principal,
+    );
+    assert.deepEqual(sent.suppressed, [{ email: 'gone@example.com', reason: 'manual' }]);
+    const target = seeded[SEEDED - 5]!;
+    await email.handleSendGridWebhook(
+      JSON.stringify([
+        { event: 'bounce', email: target.recipient_email, email_id: target.email_id, timestamp: 1 },
+      ]),
+      {},
+    );
+    assert.equal((await email.suppressions.get(caller.companyId!, target.recipient_email)).reason, 'bounce');
+    assertOnlyIdFilters();
+    assert.ok(seen.some((s) => s.filter['_id'] === `${caller.companyId}/gone@example.com`));
+  });
+
+  it('an idempotent send and bulk, and their replays', async () => {
+    const principal = authenticatedAs(caller);
+    const key = `order-${randomUUID()}`;
+    const once = () =>
+      email.once(principal, { key, kind: 'send', body: body(), run: () => email.send(body(), principal) });
+    const first = await once();
+    const replay = await once();
+    assert.deepEqual(replay, { result: first.result, replayed: true });
+    const bulk = { batchDelay: 0, emails: [body('one'), body('two')] };
+    const bulkOnce = () =>
+      email.once(principal, {
+        key: `${key}-bulk`,
+        kind: 'bulk',
+        body: bulk,
+        run: () => email.sendBulk(bulk, principal),
+      });
+    await bulkOnce();
+    assert.equal((await bulkOnce()).replayed, true);
+    assert.equal(fake.accepted.length, 3);
+    assertOnlyIdFilters();
   });
 });

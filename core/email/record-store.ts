@@ -57,6 +57,13 @@ export interface RecordStore {
     at?: Date,
   ): Promise<boolean>;
   /**
+   * Provider events in arrival order (one webhook request): each record is
+   * checked with a `{ _id }` read (in parallel), then the updates go out in
+   * bulk writes of OPEN_WRITE_CHUNK, in order. Resolves with, per event,
+   * whether a record matched.
+   */
+  applyEvents(events: ReadonlyArray<{ emailId: string; event: TrackedEvent; at: Date }>): Promise<boolean[]>;
+  /**
    * A batch of pixel opens and link clicks (open-buffer.ts): each pixel key is
    * checked like applyEvent's (one `{ _id }` read each, in parallel; a click
    * names its email id, proven by its signed token), then the matching
@@ -184,6 +191,26 @@ export function recordStore(db: Db): RecordStore {
       return lock.run(emailId, () => applyEventLocked(emailId, event, at));
     },
 
+    async applyEvents(events) {
+      const ids = [...new Set(events.map((e) => e.emailId))];
+      const found = await Promise.all(ids.map((_id) => emails.findOne({ _id }, { projection: { _id: 1 } })));
+      const existing = new Set(found.flatMap((doc) => (doc ? [doc._id] : [])));
+      const known = events.filter((e) => existing.has(e.emailId));
+      for (let i = 0; i < known.length; i += OPEN_WRITE_CHUNK) {
+        const chunk = known.slice(i, i + OPEN_WRITE_CHUNK);
+        const ops: AnyBulkWriteOperation<EmailRecord>[] = chunk.map((e) => ({
+          updateOne: { filter: { _id: e.emailId }, update: eventUpdate(e.event, e.at) },
+        }));
+        // In arrival order (`time` is the latest open), under each record's lock.
+        await lock.runAll(
+          chunk.map((e) => e.emailId),
+          () => emails.bulkWrite(ops, { ordered: true }),
+        );
+      }
+      await Promise.all([...existing].map((id) => lock.run(id, () => undoUnknownOutcome(id))));
+      return events.map((e) => existing.has(e.emailId));
+    },
+
     async applyOpens(opens) {
       const resolved = await Promise.all(
         opens.map(async (open) => ({
@@ -235,44 +262,46 @@ export function recordStore(db: Db): RecordStore {
     );
   }
 
-  /** An open: flags whatever the status, `opened_at` the first open, status at most raised to opened. */
-  function openUpdate(first: Date, last: Date, clicked = false) {
-    return {
-      $set: { opened: true, time: last, updated_at: last, ...(clicked ? { clicked: true } : {}) },
-      $min: { opened_at: first },
-      $max: { status_rank: STATUS_RANK.opened },
-    };
-  }
-
   async function applyEventLocked(emailId: string, event: TrackedEvent, at: Date): Promise<boolean> {
-    const flags: Partial<EmailRecord> = { updated_at: at };
-    const firsts: Partial<Record<'sent_at' | 'delivered_at' | 'opened_at' | 'bounced_at', Date>> = {};
-    let rank: number;
-    if (event === 'processed') {
-      firsts.sent_at = at;
-      rank = STATUS_RANK.sent;
-    } else if (event === 'delivered') {
-      flags.delivered = true;
-      firsts.delivered_at = at;
-      rank = STATUS_RANK.delivered;
-    } else if (event === 'opened' || event === 'clicked') {
-      const open = openUpdate(at, at);
-      Object.assign(flags, open.$set);
-      Object.assign(firsts, open.$min);
-      if (event === 'clicked') flags.clicked = true;
-      rank = open.$max.status_rank;
-    } else {
-      firsts.bounced_at = at;
-      rank = STATUS_RANK.bounced;
-    }
-    // One update: flags whatever the status, `$min` keeps the first occurrence's
-    // time, `$max` moves the status forward only.
-    const found = await emails.updateOne(
-      { _id: emailId },
-      { $set: flags, $min: firsts, $max: { status_rank: rank } },
-    );
+    const found = await emails.updateOne({ _id: emailId }, eventUpdate(event, at));
     if (found.matchedCount === 0) return false;
     await undoUnknownOutcome(emailId);
     return true;
   }
+}
+
+/**
+ * One event as one update: flags whatever the status, `$min` keeps the first
+ * occurrence's time, `$max` moves the status forward only.
+ */
+function eventUpdate(event: TrackedEvent, at: Date) {
+  const flags: Partial<EmailRecord> = { updated_at: at };
+  const firsts: Partial<Record<'sent_at' | 'delivered_at' | 'opened_at' | 'bounced_at', Date>> = {};
+  let rank: number;
+  if (event === 'processed') {
+    firsts.sent_at = at;
+    rank = STATUS_RANK.sent;
+  } else if (event === 'delivered') {
+    flags.delivered = true;
+    firsts.delivered_at = at;
+    rank = STATUS_RANK.delivered;
+  } else if (event === 'opened' || event === 'clicked') {
+    const open = openUpdate(at, at, event === 'clicked');
+    Object.assign(flags, open.$set);
+    Object.assign(firsts, open.$min);
+    rank = open.$max.status_rank;
+  } else {
+    firsts.bounced_at = at;
+    rank = STATUS_RANK.bounced;
+  }
+  return { $set: flags, $min: firsts, $max: { status_rank: rank } };
+}
+
+/** An open: flags whatever the status, `opened_at` the first open, status at most raised to opened. */
+function openUpdate(first: Date, last: Date, clicked = false) {
+  return {
+    $set: { opened: true, time: last, updated_at: last, ...(clicked ? { clicked: true } : {}) },
+    $min: { opened_at: first },
+    $max: { status_rank: STATUS_RANK.opened },
+  };
 }

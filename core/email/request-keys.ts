@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, UpdateFilter } from 'mongodb';
 import stringify from 'safe-stable-stringify';
 import { MailroomError, isDuplicateKeyError, isMailroomError, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isValidIdempotencyKey } from '../validation.ts';
 import { KeyedLock } from './keyed-lock.ts';
+import { OPEN_WRITE_CHUNK } from './record-store.ts';
 import {
   IDEMPOTENCY_KEY_BODY_MISMATCH,
   IDEMPOTENCY_KEY_IN_PROGRESS,
@@ -111,27 +112,42 @@ export function requestKeys(db: Db, logger: Logger): RequestKeys {
   /** Serialises the `seen` counts of one key (FerretDB's updates are read-modify-write). */
   const lock = new KeyedLock();
 
+  /**
+   * One update per record, by `_id` alone (FerretDB scans for `_id: { $in }`),
+   * in bulk writes of OPEN_WRITE_CHUNK.
+   */
+  async function noteOnRecords(emailIds: readonly string[], update: UpdateFilter<{ _id: string }>) {
+    for (let i = 0; i < emailIds.length; i += OPEN_WRITE_CHUNK) {
+      const ops = emailIds
+        .slice(i, i + OPEN_WRITE_CHUNK)
+        .map((_id) => ({ updateOne: { filter: { _id }, update } }));
+      await emails.bulkWrite(ops, { ordered: false });
+    }
+  }
+
   /** Runs the first request of a key, renewing its lease, and stores what may be answered again. */
   async function runFirst<T>(id: string, request: IdempotentRequest<T>): Promise<T> {
     const renew = setInterval(() => {
       requests
-        .updateOne({ _id: id, state: 'running' }, { $set: { lease_until: new Date(Date.now() + LEASE_MS) } })
+        .updateOne({ _id: id }, { $set: { lease_until: new Date(Date.now() + LEASE_MS) } })
         .catch((err: unknown) => logger.warn({ err }, 'idempotency lease not renewed'));
     }, LEASE_MS / 3);
     renew.unref();
     try {
       const result = await request.run();
       const emailIds = request.emailIdsOf(result);
+      // Noted before the answer is stored: replays (which count on) only start after.
+      await noteOnRecords(emailIds, { $set: { request_key: request.key, request_key_seen: 1 } }).catch(
+        (err: unknown) => logger.warn({ err }, 'idempotency key not noted on the records'),
+      );
       await finish(id, { result }, emailIds);
-      await emails
-        .updateMany({ _id: { $in: emailIds } }, { $set: { request_key: request.key, request_key_seen: 1 } })
-        .catch((err: unknown) => logger.warn({ err }, 'idempotency key not noted on the records'));
       return result;
     } catch (err) {
       if (isMailroomError(err) && FINAL_FAILURES.includes(err.kind))
         await finish(id, { error: { kind: err.kind, message: err.message } }, []);
-      // Nothing was sent (or nothing that cannot be retried): the key is free again.
-      else await requests.deleteOne({ _id: id, state: 'running' }).catch(() => undefined);
+      // Nothing was sent (or nothing that cannot be retried): the key is free
+      // again. By `_id` alone: while it runs, nobody else removes or replaces it.
+      else await requests.deleteOne({ _id: id }).catch(() => undefined);
       throw err;
     } finally {
       clearInterval(renew);
@@ -151,7 +167,7 @@ export function requestKeys(db: Db, logger: Logger): RequestKeys {
   async function replay<T>(doc: RequestDoc): Promise<{ result: T; replayed: true }> {
     await lock.run(doc._id, async () => {
       await requests.updateOne({ _id: doc._id }, { $inc: { seen: 1 } });
-      await emails.updateMany({ _id: { $in: doc.email_ids } }, { $inc: { request_key_seen: 1 } });
+      await noteOnRecords(doc.email_ids, { $inc: { request_key_seen: 1 } });
     });
     const answer = doc.answer ?? {};
     if (answer.error) throw new MailroomError(answer.error.kind, answer.error.message);
@@ -199,6 +215,8 @@ export function requestKeys(db: Db, logger: Logger): RequestKeys {
         const doc = await requests.findOne({ _id: id });
         if (!doc) continue; // the first request freed the key in between
         if (doc.expires_at <= now) {
+          // Only that expired document (a scan on FerretDB, on this rare path): a
+          // concurrent request may already have replaced it with a fresh one.
           await requests.deleteOne({ _id: id, expires_at: doc.expires_at });
           continue;
         }

@@ -7,9 +7,10 @@ import type { SkippedRecipient, SuppressionReason } from './schema.ts';
  * send to (a hard bounce, a spam report, an unsubscribe, or added by hand).
  *
  * `_id` = `<company id>/<normalized address>`: FerretDB answers only `_id`
- * lookups without a scan, so a send checks its recipients with one `_id $in`
- * query, and a company's list is the `_id` range of its prefix. One company's
- * entries can never match another's: the company is part of the key.
+ * equality without a scan, so a send checks each recipient with one `{ _id }`
+ * read. A company's list is the `_id` range of its prefix (a scan on FerretDB,
+ * an index range on MongoDB: an operator's listing, never on the send path).
+ * One company's entries can never match another's: the company is part of the key.
  */
 
 export interface SuppressionDoc {
@@ -72,13 +73,14 @@ export function suppressionList(db: Db): SuppressionList {
 
   return {
     async check(companyId, addresses) {
-      const found = new Map<string, SuppressionReason>();
-      if (addresses.length === 0) return found;
+      // One `{ _id }` read per distinct address, in parallel: FerretDB answers
+      // `_id` equality from its primary key but scans for `_id: { $in }`.
       const ids = [...new Set(addresses.map((a) => idOf(companyId, a)))];
-      const docs = await entries
-        .find({ _id: { $in: ids } }, { projection: { email: 1, reason: 1 } })
-        .toArray();
-      for (const doc of docs) found.set(doc.email, doc.reason);
+      const docs = await Promise.all(
+        ids.map((_id) => entries.findOne({ _id }, { projection: { email: 1, reason: 1 } })),
+      );
+      const found = new Map<string, SuppressionReason>();
+      for (const doc of docs) if (doc) found.set(doc.email, doc.reason);
       return found;
     },
 

@@ -12,7 +12,8 @@ import { isUuid } from '../identity.ts';
 import type { TrackedEvent } from './record.ts';
 import type { RecordStore } from './record-store.ts';
 import { normalizeAddress, type SuppressionList } from './suppression-list.ts';
-import { suppressionReasonOf } from './webhook-suppressions.ts';
+import { suppressionReasonOf, type WebhookEventFields } from './webhook-suppressions.ts';
+import { isPlainObject } from '../validation.ts';
 
 /**
  * SendGrid's Event Webhook (POST /api/email/webhooks/sendgrid).
@@ -117,6 +118,12 @@ export function createWebhookHandler(deps: {
     return true;
   }
 
+  /** SendGrid's `timestamp` is Unix seconds; now if absent or absurd. */
+  const eventTime = (timestamp: unknown): Date =>
+    typeof timestamp === 'number' && timestamp > 0 && timestamp < 1e11
+      ? new Date(timestamp * 1000)
+      : new Date();
+
   return async function handleSendGridWebhook(
     rawBody: string,
     headers: Headers,
@@ -129,34 +136,26 @@ export function createWebhookHandler(deps: {
       throw new MailroomError('validation', WEBHOOK_BODY_NOT_ARRAY);
     }
     if (!Array.isArray(events)) throw new MailroomError('validation', WEBHOOK_BODY_NOT_ARRAY);
-    let applied = 0;
-    for (const event of events) {
-      const e = event as {
-        email_id?: unknown;
-        event?: unknown;
-        timestamp?: unknown;
+    // Record updates in bulk (one round trip per OPEN_WRITE_CHUNK events), then the suppressions.
+    type WebhookEvent = { email_id?: unknown; event?: unknown; timestamp?: unknown } & WebhookEventFields & {
         email?: unknown;
-        type?: unknown;
-        reason?: unknown;
-      } | null;
-      const type = webhookEventType(e?.event);
-      if (!e || !isUuid(e.email_id)) {
-        webhookEvents.inc({ type, result: 'ignored' });
-        continue;
-      }
-      const emailId = e.email_id.toLowerCase();
+      };
+    const parsed = events.map((raw) => {
+      const e = (isPlainObject(raw) ? raw : {}) as WebhookEvent;
+      const emailId = isUuid(e.email_id) ? e.email_id.toLowerCase() : undefined;
       const mapped = typeof e.event === 'string' ? EVENT_MAP[e.event] : undefined;
-      let changed = false;
-      if (mapped) {
-        // SendGrid's `timestamp` is Unix seconds; fall back to now if absent or absurd.
-        const at =
-          typeof e.timestamp === 'number' && e.timestamp > 0 && e.timestamp < 1e11
-            ? new Date(e.timestamp * 1000)
-            : new Date();
-        changed = await deps.records.applyEvent({ email_id: emailId }, mapped, at);
-      }
-      if (await suppress(emailId, e)) changed = true;
-      webhookEvents.inc({ type, result: changed ? 'applied' : 'ignored' });
+      return { e, emailId, mapped };
+    });
+    const updates = parsed.flatMap(({ e, emailId, mapped }) =>
+      emailId && mapped ? [{ emailId, event: mapped, at: eventTime(e.timestamp) }] : [],
+    );
+    const matched = await deps.records.applyEvents(updates);
+    let next = 0;
+    let applied = 0;
+    for (const { e, emailId, mapped } of parsed) {
+      let changed = emailId !== undefined && mapped !== undefined && matched[next++] === true;
+      if (emailId && (await suppress(emailId, e))) changed = true;
+      webhookEvents.inc({ type: webhookEventType(e.event), result: changed ? 'applied' : 'ignored' });
       if (changed) applied++;
     }
     deps.logger.debug({ received: events.length, applied }, 'sendgrid webhook');

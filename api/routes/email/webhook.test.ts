@@ -146,6 +146,23 @@ describe('POST /api/email/webhooks/sendgrid', () => {
     assert.equal(stored?.['opened'], true);
   });
 
+  it('applies a large batch (written in bulk) to every record it names, unknown ids among them', async () => {
+    const ids = await Promise.all(Array.from({ length: 30 }, () => sendOne()));
+    const batch = ids.flatMap((id, i) => [
+      event(id, 'delivered'),
+      event(i % 3 === 0 ? randomUUID() : id, 'open'), // every third open names no record
+      ...(i % 5 === 0 ? [event(id, 'bounce')] : []),
+    ]);
+    assert.equal((await deliverEvents(batch)).status, 200);
+    for (const [i, id] of ids.entries()) {
+      const stored = await record(id);
+      const expected = i % 5 === 0 ? 'bounced' : i % 3 === 0 ? 'delivered' : 'opened';
+      assert.equal(stored?.['status'], expected, `email ${i}`);
+      assert.equal(stored?.['delivered'], true);
+      assert.equal(stored?.['opened'], i % 3 !== 0, `email ${i} opened`);
+    }
+  });
+
   it('unknown email ids and events without one are ignored with 200', async () => {
     const res = await deliverEvents([
       event(randomUUID(), 'delivered'),
