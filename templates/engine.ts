@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import Handlebars from 'handlebars';
 import { convert } from 'html-to-text';
 import type { TemplateData, TemplateDefinition } from './define.ts';
-import { CUSTOM_TEMPLATE_ID, getTemplate } from './index.ts';
+import { CUSTOM_TEMPLATE_ID, TEMPLATES, getTemplate } from './index.ts';
 
 export interface RenderInput {
   templateId: string;
@@ -101,15 +101,29 @@ htmlEngine.registerHelper('trackingPixel', (options: Handlebars.HelperOptions) =
   const url: unknown = options.data?.trackingPixelUrl;
   return new Handlebars.SafeString(typeof url === 'string' ? trackingPixelTag(url) : '');
 });
-for (const name of ['button', 'fallback-link', 'details', 'detail']) {
-  htmlEngine.registerPartial(name, readTemplateFile('_shared', `${name}.html.hbs`));
+/** How every template and partial is compiled: missing variables render empty, no re-indenting. */
+const COMPILE_OPTIONS = { strict: false, preventIndent: true } as const;
+const TEXT_COMPILE_OPTIONS = { ...COMPILE_OPTIONS, noEscape: true } as const;
+
+/*
+ * Partials are registered compiled, never as source: Handlebars compiles a
+ * source partial into a per-render copy of the partial table, i.e. again on
+ * every render (measured: 2.4 ms per invoice, against 0.1 ms compiled).
+ */
+for (const name of ['button', 'fallback-link', 'details', 'detail', 'layout']) {
+  htmlEngine.registerPartial(
+    name,
+    htmlEngine.compile(readTemplateFile('_shared', `${name}.html.hbs`), COMPILE_OPTIONS),
+  );
 }
-htmlEngine.registerPartial('layout', readTemplateFile('_shared', 'layout.html.hbs'));
 
 /** Text and subjects: no HTML escaping (not HTML); URLs still neutralised. */
 const textEngine = Handlebars.create();
 textEngine.registerHelper('url', (value: unknown) => safeHttpUrl(value));
-textEngine.registerPartial('layout', readTemplateFile('_shared', 'layout.text.hbs'));
+textEngine.registerPartial(
+  'layout',
+  textEngine.compile(readTemplateFile('_shared', 'layout.text.hbs'), TEXT_COMPILE_OPTIONS),
+);
 
 type Compiled = Handlebars.TemplateDelegate;
 interface CompiledTemplate {
@@ -118,17 +132,16 @@ interface CompiledTemplate {
   text?: Compiled;
 }
 
-/** Compiled once per template on first use, then reused for every send. */
+/** Compiled once per template (at start: precompileTemplates), then reused for every send. */
 const compiled = new Map<string, CompiledTemplate>();
 
 function compiledFor(spec: TemplateDefinition): CompiledTemplate {
   let entry = compiled.get(spec.id);
   if (!entry) {
-    const options = { strict: false, preventIndent: true };
-    entry = { subject: textEngine.compile(spec.defaultSubject, { ...options, noEscape: true }) };
+    entry = { subject: textEngine.compile(spec.defaultSubject, TEXT_COMPILE_OPTIONS) };
     if (spec.id !== CUSTOM_TEMPLATE_ID) {
-      entry.html = htmlEngine.compile(readTemplateFile(spec.id, 'html.hbs'), options);
-      entry.text = textEngine.compile(readTemplateFile(spec.id, 'text.hbs'), { ...options, noEscape: true });
+      entry.html = htmlEngine.compile(readTemplateFile(spec.id, 'html.hbs'), COMPILE_OPTIONS);
+      entry.text = textEngine.compile(readTemplateFile(spec.id, 'text.hbs'), TEXT_COMPILE_OPTIONS);
     }
     compiled.set(spec.id, entry);
   }
@@ -152,6 +165,11 @@ export function renderSubject(id: string, data: Record<string, string>): string 
 /** The default subject of a template code sends by definition, with data typed by its schema. */
 export function subjectOf<T extends TemplateDefinition>(template: T, data: TemplateData<T>): string {
   return renderSubject(template.id, data as Record<string, string>);
+}
+
+/** Compiles every template now, so no send pays for a first compilation (called at start). */
+export function precompileTemplates(): void {
+  for (const spec of TEMPLATES) compiledFor(spec);
 }
 
 export function renderEmail(input: RenderInput): { html: string; text: string } {

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { getTemplate } from '../../templates/index.ts';
+import { precompileTemplates } from '../../templates/engine.ts';
 import type { Config } from '../config.ts';
 import { MailroomError } from '../errors.ts';
 import { checkIdentity, isUuid } from '../identity.ts';
@@ -56,6 +57,7 @@ export interface EmailServiceDeps {
 
 export function createEmailService(deps: EmailServiceDeps): EmailService {
   const { db, config, logger } = deps;
+  precompileTemplates();
   const records = recordStore(db);
   const keys = idempotencyKeys(db);
   const suppressions = suppressionList(db);

@@ -13,9 +13,9 @@ const read = (name: string) => readFileSync(new URL(`./views/${name}.hbs`, impor
 
 const engine = Handlebars.create();
 engine.registerHelper('eq', (a: unknown, b: unknown) => a === b);
-for (const partial of ['layout', 'row', 'message']) engine.registerPartial(partial, read(partial));
-
 const compile = <T>(name: string) => engine.compile<T>(read(name), { preventIndent: true });
+// Compiled, not source: a source partial is recompiled on every render (templates/engine.ts).
+for (const partial of ['layout', 'row', 'message']) engine.registerPartial(partial, compile(partial));
 
 /** One line of the inbox list. */
 export interface RowView {
