@@ -289,33 +289,6 @@ describe('renderEmail', () => {
     );
   });
 
-  it('leaves the pixel out when there is no pixel URL (track_opens: false)', () => {
-    const template = renderEmail({
-      templateId: 'welcome',
-      data: SAMPLE_DATA.welcome!,
-      subject: 's',
-      trackingPixelUrl: undefined,
-    });
-    assert.doesNotMatch(template.html, /<img|api\/email\/track/);
-    const document = '<html><body><p>Hi</p></body></html>';
-    const custom = renderEmail({
-      templateId: 'custom',
-      data: {},
-      subject: 's',
-      trackingPixelUrl: undefined,
-      htmlBody: document,
-    });
-    assert.equal(custom.html, document, 'a full document is sent as given');
-    const fragment = renderEmail({
-      templateId: 'custom',
-      data: {},
-      subject: 's',
-      trackingPixelUrl: undefined,
-      htmlBody: '<p>Hi</p>',
-    });
-    assert.match(fragment.html, /<body>\n<p>Hi<\/p>\n<\/body>/);
-  });
-
   it('throws for an unknown template', () => {
     assert.throws(
       () => renderEmail({ templateId: 'nope', data: {}, subject: 's', trackingPixelUrl: PIXEL_URL }),

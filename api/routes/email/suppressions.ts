@@ -23,8 +23,12 @@ const AUTH_FAILURES = {
 };
 /** The address in the path, URL-encoded (`jane%40example.com`). */
 const AddressParams = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) });
-const NOT_FOUND = failure('The address is not on the company’s suppression list.');
-const INVALID_ADDRESS = failure('Not a valid email address.');
+/** What the routes naming one address answer besides success. */
+const ADDRESS_FAILURES = {
+  400: failure('Not a valid email address.'),
+  ...AUTH_FAILURES,
+  404: failure('The address is not on the company’s suppression list.'),
+};
 
 export const listSuppressionsRoute = defineRoute({
   method: 'get',
@@ -61,9 +65,7 @@ export const getSuppressionRoute = defineRoute({
   params: AddressParams,
   responses: {
     200: { description: 'Suppressed.', schema: SuppressionResponseSchema },
-    400: INVALID_ADDRESS,
-    ...AUTH_FAILURES,
-    404: NOT_FOUND,
+    ...ADDRESS_FAILURES,
   },
   async handler(ctx, { email }) {
     const { companyId } = authenticatedCompany(ctx.state.principal);
@@ -103,9 +105,7 @@ export const removeSuppressionRoute = defineRoute({
   params: AddressParams,
   responses: {
     200: { description: 'Removed.', schema: OkResponseSchema },
-    400: INVALID_ADDRESS,
-    ...AUTH_FAILURES,
-    404: NOT_FOUND,
+    ...ADDRESS_FAILURES,
   },
   async handler(ctx, { email }) {
     const { companyId } = authenticatedCompany(ctx.state.principal);
