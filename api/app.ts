@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.proxy = false;
   // Koa would print every error to stderr; errorHandler already logs what matters.
   app.silent = true;
-  if (deps.config.metricsPort === undefined) app.use(metricsEndpoint());
+  if (deps.config.metricsPort === undefined) app.use(metricsEndpoint(deps.config.metricsToken));
   app.use(requestLog(deps.logger));
   app.use(httpMetrics());
   app.use(errorHandler(deps.logger));

@@ -72,13 +72,18 @@ async function main(): Promise<void> {
       `dev inbox at http://localhost:${config.port}/dev/inbox, templates at /dev/templates (DEV_INBOX_DIR=${config.devInboxDir}; development only)`,
     );
   if (config.metricsPort !== undefined) {
-    metricsServer = metricsApp().listen(config.metricsPort);
+    metricsServer = metricsApp(config.metricsToken).listen(config.metricsPort);
     await new Promise<void>((resolve, reject) => {
       metricsServer!.once('listening', resolve);
       metricsServer!.once('error', reject);
     });
     logger.info(`metrics on http://localhost:${config.metricsPort}/metrics`);
   }
+  if (config.authMode === 'api-key' && config.metricsPort === undefined && !config.metricsToken)
+    logger.warn(
+      'GET /metrics is public on the gateway port: set METRICS_TOKEN (scrapers send it as a bearer token) ' +
+        'or METRICS_PORT (a listener of its own, kept off the public network).',
+    );
   // Say so at start, not on the first event: without a key, anyone who learns an
   // email id could post delivery events for it.
   if (config.authMode === 'trusted-headers')

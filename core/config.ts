@@ -20,6 +20,7 @@ const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 3000 }),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   WORKER_METRICS_ADDRESS: Type.Optional(Type.String({ pattern: '^[^\\s]+:\\d+$' })),
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
   MONGODB_URI: Type.String({
     pattern: '^mongodb(\\+srv)?://',
@@ -60,7 +61,7 @@ const EnvSchema = Type.Object({
 type Env = Static<typeof EnvSchema>;
 
 /** Never echoed in a configuration error (it would land in logs). */
-const SECRET_VARIABLES = new Set(['MAILROOM_SECRET', 'SENDGRID_API_KEY']);
+const SECRET_VARIABLES = new Set(['MAILROOM_SECRET', 'SENDGRID_API_KEY', 'METRICS_TOKEN']);
 const HINTS: Record<string, string> = {
   MAILROOM_SECRET: ': 32+ random characters, e.g. `openssl rand -hex 32` (npm run dev makes one)',
 };
@@ -69,6 +70,8 @@ export interface Config {
   port: number;
   /** A listener of its own for `GET /metrics`; undefined: /metrics is served on `port`. */
   metricsPort: number | undefined;
+  /** When set, `GET /metrics` needs `Authorization: Bearer <token>` (Prometheus' `authorization` option). */
+  metricsToken: string | undefined;
   /** host:port where the worker serves the Temporal SDK's Prometheus metrics; undefined: not served. */
   workerMetricsAddress: string | undefined;
   publicBaseUrl: string;
@@ -166,6 +169,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: e.PORT,
     metricsPort: e.METRICS_PORT,
+    metricsToken: e.METRICS_TOKEN,
     workerMetricsAddress: e.WORKER_METRICS_ADDRESS,
     publicBaseUrl,
     mongodbUri: e.MONGODB_URI,

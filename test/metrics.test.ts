@@ -223,35 +223,48 @@ describe('opens dropped', () => {
 });
 
 describe('METRICS_PORT', () => {
-  it('the gateway process serves /metrics on that port only', { timeout: 60_000 }, async () => {
-    const [port, metricsPort] = [await freePort(), await freePort()];
-    const gateway = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env['PATH'],
-        PORT: String(port),
-        METRICS_PORT: String(metricsPort),
-        MONGODB_URI: h.mongoUriForChild(),
-        TEMPORAL_ADDRESS: h.config.temporal.address,
-        MAILROOM_SECRET: TEST_SECRET,
-        AUTH_MODE: 'trusted-headers',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
-    try {
-      const base = `http://127.0.0.1:${port}`;
-      await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok);
-      assert.equal((await fetch(`${base}/metrics`)).status, 404);
-      const scrape = await Scrape.of(`http://127.0.0.1:${metricsPort}/metrics`);
-      assert.ok(scrape.value('mailroom_http_requests_total', { route: '/health', status: '200' }) >= 1);
-      assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/health`)).status, 404);
-    } finally {
-      gateway.kill('SIGTERM');
-    }
-    assert.equal(await exited, 0, 'the gateway stops cleanly, its metrics listener included');
-  });
+  it(
+    'the gateway process serves /metrics on that port only, to holders of METRICS_TOKEN',
+    { timeout: 60_000 },
+    async () => {
+      const token = 'metrics-token-0123456789';
+      const [port, metricsPort] = [await freePort(), await freePort()];
+      const gateway = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env['PATH'],
+          PORT: String(port),
+          METRICS_PORT: String(metricsPort),
+          METRICS_TOKEN: token,
+          MONGODB_URI: h.mongoUriForChild(),
+          TEMPORAL_ADDRESS: h.config.temporal.address,
+          MAILROOM_SECRET: TEST_SECRET,
+          AUTH_MODE: 'trusted-headers',
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+      try {
+        const base = `http://127.0.0.1:${port}`;
+        await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok);
+        assert.equal((await fetch(`${base}/metrics`)).status, 404);
+        const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+        for (const authorization of [undefined, 'Bearer wrong-token-0123456789', token]) {
+          const res = await fetch(metricsUrl, { headers: authorization ? { authorization } : {} });
+          assert.equal(res.status, 401, `authorization ${authorization}`);
+          assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="metrics"');
+          assert.doesNotMatch(await res.text(), /mailroom_/);
+        }
+        const scrape = await Scrape.of(metricsUrl, { authorization: `Bearer ${token}` });
+        assert.ok(scrape.value('mailroom_http_requests_total', { route: '/health', status: '200' }) >= 1);
+        assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/health`)).status, 404);
+      } finally {
+        gateway.kill('SIGTERM');
+      }
+      assert.equal(await exited, 0, 'the gateway stops cleanly, its metrics listener included');
+    },
+  );
 
   it('must differ from PORT', () => {
     assert.throws(

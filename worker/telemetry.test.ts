@@ -19,13 +19,14 @@ const h = new WorkflowHarness();
 let worker: ChildProcess | undefined;
 let exited: Promise<number | null> | undefined;
 let address = '';
+const token = `scrape-${randomUUID()}`;
 
 before(async () => {
   await h.start({ AUTH_MODE: 'trusted-headers' });
   address = `127.0.0.1:${await freePort()}`;
   worker = spawn(process.execPath, ['--import', 'tsx', 'worker/worker.ts'], {
     cwd: ROOT,
-    env: h.workerProcessEnv({ WORKER_METRICS_ADDRESS: address }),
+    env: h.workerProcessEnv({ WORKER_METRICS_ADDRESS: address, METRICS_TOKEN: token }),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   exited = new Promise((resolve) => worker!.once('exit', (code) => resolve(code)));
@@ -43,7 +44,7 @@ describe('worker metrics (WORKER_METRICS_ADDRESS)', () => {
   });
 
   it(
-    "serves the Temporal SDK's metrics and the emails the worker's activities sent",
+    "serves the Temporal SDK's metrics and the emails the worker's activities sent, to holders of METRICS_TOKEN",
     { timeout: 90_000 },
     async () => {
       const userId = `user-${randomUUID()}`;
@@ -51,7 +52,14 @@ describe('worker metrics (WORKER_METRICS_ADDRESS)', () => {
       const { body } = await h.trigger('send-welcome-email', { userId });
       await h.waitForStatus('send-welcome-email', String(body['runId']), 'completed', 60_000);
 
-      const scrape = await Scrape.of(`http://${address}/metrics`);
+      for (const authorization of [undefined, 'Bearer not-the-token-at-all']) {
+        const refused = await fetch(`http://${address}/metrics`, {
+          headers: authorization ? { authorization } : {},
+        });
+        assert.equal(refused.status, 401, 'METRICS_TOKEN is required');
+        assert.doesNotMatch(await refused.text(), /temporal_|mailroom_/);
+      }
+      const scrape = await Scrape.of(`http://${address}/metrics`, { authorization: `Bearer ${token}` });
       assert.match(scrape.contentType, /^text\/plain/);
       const temporal = scrape.samples.filter((s) => s.name.startsWith('temporal_'));
       assert.ok(

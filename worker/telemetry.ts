@@ -1,5 +1,6 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
+import { METRICS_CHALLENGE, metricsAccess } from '../core/metrics-token.ts';
 import type { RuntimeOptions } from '@temporalio/worker';
 import type { Config } from '../core/config.ts';
 import { exposition } from '../core/metrics.ts';
@@ -30,15 +31,22 @@ export interface WorkerMetrics {
 }
 
 export async function workerMetrics(
-  config: Pick<Config, 'workerMetricsAddress'>,
+  config: Pick<Config, 'workerMetricsAddress'> & Partial<Pick<Config, 'metricsToken'>>,
 ): Promise<WorkerMetrics | undefined> {
   if (config.workerMetricsAddress === undefined) return undefined;
   const { hostname, port } = new URL(`http://${config.workerMetricsAddress}`);
   const sdkAddress = `127.0.0.1:${await freeLoopbackPort()}`;
+  const mayRead = metricsAccess(config.metricsToken);
   const server = createHttpServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    if (!mayRead(req.headers.authorization)) {
+      res
+        .writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': METRICS_CHALLENGE })
+        .end('unauthorized\n');
       return;
     }
     void combinedExposition(sdkAddress).then(

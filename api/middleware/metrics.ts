@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import Koa from 'koa';
 import { exposition, httpRequestDuration, httpRequests } from '../../core/metrics.ts';
+import { METRICS_CHALLENGE, metricsAccess } from '../../core/metrics-token.ts';
 
 /** The `route` label of a request no route matched: raw paths would mint a series per URL. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -34,15 +35,23 @@ export const METRICS_PATH = '/metrics';
 
 /**
  * `GET /metrics`: the process's registry in Prometheus' text format
- * (core/metrics.ts). Unauthenticated, for scrapers; with METRICS_PORT set it
- * is served only on that port (metricsApp) instead of the gateway's.
+ * (core/metrics.ts), for scrapers. With METRICS_TOKEN set it needs
+ * `Authorization: Bearer <token>` (401 otherwise); with METRICS_PORT set it is
+ * served only on that port (metricsApp) instead of the gateway's.
  */
-export function metricsEndpoint() {
+export function metricsEndpoint(token?: string) {
+  const mayRead = metricsAccess(token);
   return async function serveMetrics(ctx: Context, next: Next): Promise<void> {
     if (ctx.path !== METRICS_PATH) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.status = 405;
       ctx.set('Allow', 'GET, HEAD');
+      return;
+    }
+    if (!mayRead(ctx.get('authorization'))) {
+      ctx.status = 401;
+      ctx.set('WWW-Authenticate', METRICS_CHALLENGE);
+      ctx.body = { success: false, error: 'unauthorized' };
       return;
     }
     const { contentType, body } = await exposition();
@@ -53,9 +62,9 @@ export function metricsEndpoint() {
 }
 
 /** The listener for METRICS_PORT: `/metrics` and nothing else (404). */
-export function metricsApp(): Koa {
+export function metricsApp(token?: string): Koa {
   const app = new Koa();
   app.silent = true;
-  app.use(metricsEndpoint());
+  app.use(metricsEndpoint(token));
   return app;
 }

@@ -30,8 +30,11 @@ export function parseExposition(text: string): Sample[] {
 export class Scrape {
   constructor(readonly samples: Sample[]) {}
 
-  static async of(url: string): Promise<Scrape & { contentType: string }> {
-    const res = await fetch(url);
+  static async of(
+    url: string,
+    headers: Record<string, string> = {},
+  ): Promise<Scrape & { contentType: string }> {
+    const res = await fetch(url, { headers });
     if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
     const scrape = new Scrape(parseExposition(await res.text()));
     return Object.assign(scrape, { contentType: res.headers.get('content-type') ?? '' });
