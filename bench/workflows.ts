@@ -7,6 +7,7 @@ import { figures, medianRatio, totalTimeRatio, type Figures, type Ratio } from '
 import { waitForLog } from './lib/processes.ts';
 import { tenantHeaders } from './send.ts';
 import { createActivities } from '../activities/index.ts';
+import { storageFloorWorkflows, type StorageFloor } from './storage-floor.ts';
 
 /**
  * The workflow paths. Ours: send-welcome-email triggered through the gateway
@@ -18,6 +19,8 @@ import { createActivities } from '../activities/index.ts';
 export interface WorkflowBench {
   latency: Ratio;
   throughput: Ratio;
+  /** The same runs' database work alone (bench/storage-floor.ts). */
+  storage: { latency: StorageFloor; throughput: StorageFloor };
 }
 
 export async function benchWorkflows(
@@ -104,9 +107,11 @@ export async function benchWorkflows(
   const floorBurst = await burst(`floor: ${opts.parallel} no-op runs at once`, floorStart, floorDone);
   const oursBurst = await burst(`${opts.parallel} welcome runs at once`, ours, oursDone);
   await floorWorker.stop(15_000);
+  const storage = await storageFloorWorkflows(env.database.db, opts);
   return {
     latency: medianRatio('workflow_latency', 1.0, oursLatency, floorLatency),
     throughput: totalTimeRatio('workflow_throughput', 1.0, oursBurst, floorBurst),
+    storage,
   };
 }
 
