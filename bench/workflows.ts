@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { loadConfig } from '../core/config.ts';
 import { WORKFLOWS_PATH } from '../worker/create-worker.ts';
 import type { BenchEnv } from './env.ts';
 import { figures, medianRatio, totalTimeRatio, type Figures, type Ratio } from './lib/measure.ts';
-import { waitForLog } from './lib/processes.ts';
+import { cpuDuring, formatCores, waitForLog } from './lib/processes.ts';
 import { tenantHeaders } from './send.ts';
 import { createActivities } from '../activities/index.ts';
 import { storageFloorWorkflows, type StorageFloor } from './storage-floor.ts';
@@ -104,13 +105,25 @@ export async function benchWorkflows(
 
   const floorLatency = await sequential('floor: no-op workflow, 4 no-op activities', floorStart, floorDone);
   const oursLatency = await sequential('send-welcome-email, trigger → completed', ours, oursDone);
-  const floorBurst = await burst(`floor: ${opts.parallel} no-op runs at once`, floorStart, floorDone);
-  const oursBurst = await burst(`${opts.parallel} welcome runs at once`, ours, oursDone);
+  // How busy each process is during the bursts (cores): who bounds the throughput.
+  const { ferretdb, temporal } = env.servicePids;
+  const floorBurst = await cpuDuring({ 'no-op worker': floorWorker.pid, Temporal: temporal }, () =>
+    burst(`floor: ${opts.parallel} no-op runs at once`, floorStart, floorDone),
+  );
+  const oursBurst = await cpuDuring(
+    { worker: env.worker.pid, FerretDB: ferretdb, Temporal: temporal, gateway: env.gateway.pid },
+    () => burst(`${opts.parallel} welcome runs at once`, ours, oursDone),
+  );
   await floorWorker.stop(15_000);
-  const storage = await storageFloorWorkflows(env.database.db, opts);
+  const storage = await storageFloorWorkflows(env.database.db, {
+    ...opts,
+    concurrency: loadConfig(env.serviceEnv).workerConcurrency,
+  });
+  const throughput = totalTimeRatio('workflow_throughput', 1.0, oursBurst.result, floorBurst.result);
+  throughput.note = `CPU in cores during ours: ${formatCores(oursBurst.cores)}; during the floor: ${formatCores(floorBurst.cores)}`;
   return {
     latency: medianRatio('workflow_latency', 1.0, oursLatency, floorLatency),
-    throughput: totalTimeRatio('workflow_throughput', 1.0, oursBurst, floorBurst),
+    throughput,
     storage,
   };
 }
