@@ -6,6 +6,7 @@ import { ratioLine, row, table, type Ratio } from './lib/measure.ts';
 import { benchPixel } from './pixel.ts';
 import { benchBulk, benchSend } from './send.ts';
 import {
+  onScratchDatabase,
   STORAGE_FLOOR_WORK,
   storageBound,
   storageFloorLine,
@@ -61,7 +62,9 @@ try {
     ratios.push(await step('send', () => benchSend(env, { count: SIZES.send, concurrency: 10 })));
     storageFloors.push(
       await step('send: storage floor', () =>
-        storageFloorSend(env.database.db, { count: SIZES.send, concurrency: 10 }),
+        onScratchDatabase(env.database.client, env.database.db.databaseName, (db) =>
+          storageFloorSend(db, { count: SIZES.send, concurrency: 10 }),
+        ),
       ),
     );
   }

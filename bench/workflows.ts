@@ -8,7 +8,7 @@ import { figures, medianRatio, totalTimeRatio, type Figures, type Ratio } from '
 import { cpuDuring, formatCores, waitForLog } from './lib/processes.ts';
 import { tenantHeaders } from './send.ts';
 import { createActivities } from '../activities/index.ts';
-import { storageFloorWorkflows, type StorageFloor } from './storage-floor.ts';
+import { onScratchDatabase, storageFloorWorkflows, type StorageFloor } from './storage-floor.ts';
 
 /**
  * The workflow paths. Ours: send-welcome-email triggered through the gateway
@@ -115,10 +115,12 @@ export async function benchWorkflows(
     () => burst(`${opts.parallel} welcome runs at once`, ours, oursDone),
   );
   await floorWorker.stop(15_000);
-  const storage = await storageFloorWorkflows(env.database.db, {
-    ...opts,
-    concurrency: loadConfig(env.serviceEnv).workerConcurrency,
-  });
+  const storage = await onScratchDatabase(env.database.client, env.database.db.databaseName, (db) =>
+    storageFloorWorkflows(db, {
+      ...opts,
+      concurrency: loadConfig({ ...process.env, ...env.serviceEnv }).workerConcurrency,
+    }),
+  );
   const throughput = totalTimeRatio('workflow_throughput', 1.0, oursBurst.result, floorBurst.result);
   throughput.note = `CPU in cores during ours: ${formatCores(oursBurst.cores)}; during the floor: ${formatCores(floorBurst.cores)}`;
   return {
