@@ -29,6 +29,14 @@ export type WelcomeEmailClaim =
   { claim: 'claimed'; idempotencyKey: string } | { claim: Exclude<WelcomeEmailClaimStatus, 'claimed'> };
 
 /**
+ * The user read and the claim in one step (claimUserWelcomeEmail): a claim
+ * that is ours carries what the send needs of the user too.
+ */
+export type UserWelcomeEmailClaim =
+  | { claim: 'claimed'; idempotencyKey: string; email: string; name: string | null }
+  | { claim: Exclude<WelcomeEmailClaimStatus, 'claimed'> };
+
+/**
  * A claim older than this is abandoned (its run was terminated, say) and may
  * be taken over. Longer than any run can take: each step gives up after 5 min.
  */
@@ -51,8 +59,34 @@ function byUserId(userId: string): Filter<UserDocument> {
     : { _id: userId };
 }
 
+/** The stored name as the welcome email uses it: a non-empty string, else null. */
+const nameOf = (user: UserDocument): string | null =>
+  typeof user.name === 'string' && user.name ? user.name : null;
+
 export function createUserActivities({ db, email }: { db: Db; email: EmailService }) {
   const users = db.collection<UserDocument>(USERS_COLLECTION);
+
+  /**
+   * Matches the user while run `runId` may claim its welcome email: not sent
+   * yet, and unclaimed, or claimed by this very run (a retried attempt), or
+   * claimed by a run that abandoned it WELCOME_CLAIM_TTL_MS ago.
+   */
+  const claimable = (userId: string, runId: string, now: Date): Filter<UserDocument> => ({
+    ...byUserId(userId),
+    welcomeEmailSent: { $ne: true },
+    $or: [
+      { welcomeEmailRunId: { $exists: false } },
+      { welcomeEmailRunId: runId },
+      { welcomeEmailClaimedAt: { $lt: new Date(now.getTime() - WELCOME_CLAIM_TTL_MS) } },
+    ],
+  });
+
+  /** Why `userId` cannot be claimed: sent, or another run holds it; unknown → non-retryable. */
+  async function notClaimed(userId: string): Promise<{ claim: 'already-sent' | 'in-progress' }> {
+    const user = await users.findOne(byUserId(userId));
+    if (!user) throw ApplicationFailure.nonRetryable(`user not found: ${userId}`, 'not_found');
+    return { claim: user.welcomeEmailSent === true ? 'already-sent' : 'in-progress' };
+  }
 
   /**
    * The key this run sends the welcome email under: the user's key if an
@@ -79,8 +113,48 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
         return {
           userId,
           email: user.email,
-          name: typeof user.name === 'string' && user.name ? user.name : null,
+          name: nameOf(user),
           welcomeEmailSent: user.welcomeEmailSent === true,
+        };
+      });
+    },
+
+    /**
+     * The user read and the claim of claimWelcomeEmail in one step (what runs
+     * started since the `welcome-email-local-steps` patch call, as a local
+     * activity): reserves the welcome email for run `runId` and answers with
+     * the user's address and name when the claim is ours; `already-sent` when
+     * the flag is set, `in-progress` when another run holds the claim; an
+     * unknown user fails with the non-retryable `user not found: <id>`.
+     *
+     * The same rules as claimWelcomeEmail (atomic conditional write,
+     * idempotent for the same run, abandoned claims taken over together with
+     * their send's key), in fewer round trips: a user's first claim is one
+     * write that also records the send's key.
+     */
+    async claimUserWelcomeEmail(userId: string, runId: string): Promise<UserWelcomeEmailClaim> {
+      return withFailureMapping(async () => {
+        const now = new Date();
+        const claim = { welcomeEmailRunId: runId, welcomeEmailClaimedAt: now };
+        const fresh = `${runId}:welcome-email`;
+        const first = await users.findOneAndUpdate(
+          { ...claimable(userId, runId, now), welcomeEmailKey: { $exists: false } },
+          { $set: { ...claim, welcomeEmailKey: fresh } },
+          { returnDocument: 'after' },
+        );
+        if (first)
+          return { claim: 'claimed', idempotencyKey: fresh, email: first.email, name: nameOf(first) };
+        const again = await users.findOneAndUpdate(
+          claimable(userId, runId, now),
+          { $set: claim },
+          { returnDocument: 'after' },
+        );
+        if (!again) return notClaimed(userId);
+        return {
+          claim: 'claimed',
+          idempotencyKey: await welcomeKey(userId, runId, again.welcomeEmailKey),
+          email: again.email,
+          name: nameOf(again),
         };
       });
     },
@@ -93,27 +167,19 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
      * left by a run that died or gave up is taken over after
      * WELCOME_CLAIM_TTL_MS, together with its send's key (see welcomeKey):
      * so the welcome email is never sent twice, whichever step failed for good.
+     * Runs started before the `welcome-email-local-steps` patch call this
+     * after getUser; newer runs call claimUserWelcomeEmail instead.
      */
     async claimWelcomeEmail(userId: string, runId: string): Promise<WelcomeEmailClaim> {
       return withFailureMapping(async () => {
         const now = new Date();
-        const res = await users.updateOne(
-          {
-            ...byUserId(userId),
-            welcomeEmailSent: { $ne: true },
-            $or: [
-              { welcomeEmailRunId: { $exists: false } },
-              { welcomeEmailRunId: runId },
-              { welcomeEmailClaimedAt: { $lt: new Date(now.getTime() - WELCOME_CLAIM_TTL_MS) } },
-            ],
-          },
-          { $set: { welcomeEmailRunId: runId, welcomeEmailClaimedAt: now } },
-        );
+        const res = await users.updateOne(claimable(userId, runId, now), {
+          $set: { welcomeEmailRunId: runId, welcomeEmailClaimedAt: now },
+        });
+        if (res.matchedCount !== 1) return notClaimed(userId);
         const user = await users.findOne(byUserId(userId));
         if (!user) throw ApplicationFailure.nonRetryable(`user not found: ${userId}`, 'not_found');
-        if (res.matchedCount === 1)
-          return { claim: 'claimed', idempotencyKey: await welcomeKey(userId, runId, user.welcomeEmailKey) };
-        return { claim: user.welcomeEmailSent === true ? 'already-sent' : 'in-progress' };
+        return { claim: 'claimed', idempotencyKey: await welcomeKey(userId, runId, user.welcomeEmailKey) };
       });
     },
 

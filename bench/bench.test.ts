@@ -8,7 +8,7 @@ import { ROOT } from './lib/processes.ts';
 /**
  * The bench itself still works: BENCH_QUICK=1 runs every path against its
  * floor on the servers `npm test` started, and prints one parseable ratio line
- * per path plus the peak RSS lines. Speed is not judged here (figures from a
+ * per path, the storage floor lines, and the peak RSS lines. Speed is not judged here (figures from a
  * quick run on a busy CI machine mean nothing); `npm run bench` is for that.
  */
 const RATIOS = {
@@ -47,6 +47,11 @@ test(
       assert.equal(ratio.target, target, `${name} target`);
       assert.ok(Number.isFinite(ratio.value) && ratio.value > 0, `${name} value ${ratio.value}`);
     }
+    // The storage floors beside them: the database work of send and of the workflow runs alone.
+    assert.match(out, /^storage_floor send \d+\.\d+ sends\/s$/m);
+    assert.match(out, /^storage_floor workflow_latency \d+\.\d+ ms$/m);
+    assert.match(out, /^storage_floor workflow_throughput \d+\.\d+ runs\/s$/m);
+    assert.match(out, /^storage floors: /m);
     assert.match(out, /^peak_rss gateway \d+ MiB$/m);
     assert.match(out, /^peak_rss worker \d+ MiB$/m);
   },

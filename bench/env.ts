@@ -34,6 +34,8 @@ export interface BenchEnv {
   gatewayUrl: string;
   worker: NodeProcess;
   taskQueue: string;
+  /** Pids of the FerretDB and Temporal servers the bench started (undefined: given by URI/address). */
+  servicePids: { ferretdb?: number; temporal?: number };
   /** The prebuilt workflow bundle (dist-style) our worker runs. */
   bundlePath: string;
   bundleCode: string;
@@ -65,16 +67,19 @@ export async function startBenchEnv(log: (line: string) => void): Promise<BenchE
     let mongoBase = process.env['MONGODB_URI'];
     let temporalAddress = process.env['TEMPORAL_ADDRESS'];
     const needs = { mongo: !mongoBase, temporal: !temporalAddress };
+    const servicePids: BenchEnv['servicePids'] = {};
     if (needs.mongo || needs.temporal) {
       const binaries = await provision(needs, (line) => log(line));
       const { temporal, mongo } = await startScratchServers(binaries, scratch);
       if (temporal) {
         services.push(temporal);
         temporalAddress = temporal.address;
+        servicePids.temporal = temporal.pid;
       }
       if (mongo) {
         services.push(mongo);
         mongoBase = `${mongo.uri}/mailroom`;
+        servicePids.ferretdb = mongo.pid;
       }
     }
     const namespace = process.env['TEMPORAL_NAMESPACE'] ?? 'default';
@@ -160,6 +165,7 @@ export async function startBenchEnv(log: (line: string) => void): Promise<BenchE
       gatewayUrl,
       worker,
       taskQueue,
+      servicePids,
       bundlePath,
       bundleCode,
       start,

@@ -2,9 +2,17 @@ import { performance } from 'node:perf_hooks';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startBenchEnv } from './env.ts';
 import { peakRssMiB } from './lib/processes.ts';
-import { ratioLine, table, type Ratio } from './lib/measure.ts';
+import { ratioLine, row, table, type Ratio } from './lib/measure.ts';
 import { benchPixel } from './pixel.ts';
 import { benchBulk, benchSend } from './send.ts';
+import {
+  onScratchDatabase,
+  STORAGE_FLOOR_WORK,
+  storageBound,
+  storageFloorLine,
+  storageFloorSend,
+  type StorageFloor,
+} from './storage-floor.ts';
 import { benchWorkerStart, benchWorkflows } from './workflows.ts';
 
 /**
@@ -12,7 +20,10 @@ import { benchWorkerStart, benchWorkflows } from './workflows.ts';
  * machine (docs/benchmarks.md). Prints a table, then one line per ratio,
  * exactly `ratio <name> <value> target <target>` (bigger is better: floor
  * time ÷ our time, or our throughput ÷ the floor's), then the peak RSS of the
- * gateway and the worker.
+ * gateway and the worker. Beside the ratios, the storage floors: the database
+ * work of `send` and of the workflow runs alone (bench/storage-floor.ts), one
+ * line each, exactly `storage_floor <name> <value> <unit>`, and what bound
+ * they put on the ratios.
  *
  *   BENCH_QUICK=1      a small version (under a minute) that checks the bench works
  *   MONGODB_URI        use this MongoDB instead of starting FerretDB (a fresh database is used and dropped)
@@ -35,6 +46,7 @@ const started = performance.now();
 log(`${QUICK ? 'quick run (BENCH_QUICK=1): figures only show the bench works' : 'full run'}`);
 const env = await startBenchEnv(log);
 const ratios: Ratio[] = [];
+const storageFloors: StorageFloor[] = [];
 let exitCode = 0;
 try {
   const step = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
@@ -46,16 +58,30 @@ try {
   };
   if (wanted('pixel'))
     ratios.push(await step('pixel', () => benchPixel(env, { count: SIZES.pixel, connections: 20 })));
-  if (wanted('send'))
+  if (wanted('send')) {
     ratios.push(await step('send', () => benchSend(env, { count: SIZES.send, concurrency: 10 })));
+    storageFloors.push(
+      await step('send: storage floor', () =>
+        onScratchDatabase(env.database.client, env.database.db.databaseName, (db) =>
+          storageFloorSend(db, { count: SIZES.send, concurrency: 10 }),
+        ),
+      ),
+    );
+  }
   if (wanted('bulk'))
     ratios.push(await step('bulk', () => benchBulk(env, { size: SIZES.bulkSize, rounds: SIZES.bulkRounds })));
   if (wanted('workflow_latency') || wanted('workflow_throughput')) {
     const w = await step('workflows', () =>
       benchWorkflows(env, { sequential: SIZES.sequential, parallel: SIZES.parallel }),
     );
-    if (wanted('workflow_latency')) ratios.push(w.latency);
-    if (wanted('workflow_throughput')) ratios.push(w.throughput);
+    if (wanted('workflow_latency')) {
+      ratios.push(w.latency);
+      storageFloors.push(w.storage.latency);
+    }
+    if (wanted('workflow_throughput')) {
+      ratios.push(w.throughput);
+      storageFloors.push(w.storage.throughput);
+    }
   }
   if (wanted('worker_start'))
     ratios.push(await step('worker start', () => benchWorkerStart(env, { rounds: SIZES.workerStart })));
@@ -64,8 +90,12 @@ try {
     peakRssMiB(env.gateway.pid),
     peakRssMiB(env.worker.pid),
   ]);
-  console.log(`\n${table(ratios)}\n`);
+  console.log(`\n${table(ratios)}`);
+  for (const s of storageFloors) console.log(row(s.figures));
+  console.log('');
   for (const r of ratios) console.log(ratioLine(r));
+  for (const s of storageFloors) console.log(storageFloorLine(s));
+  if (storageFloors.length > 0) console.log(explainStorageFloors(storageFloors, ratios));
   const mib = (v: number | undefined) => (v === undefined ? 'unknown' : `${v.toFixed(0)} MiB`);
   console.log(`peak_rss gateway ${mib(gatewayRss)}`);
   console.log(`peak_rss worker ${mib(workerRss)}`);
@@ -77,3 +107,32 @@ try {
   log(`finished in ${((performance.now() - started) / 1000).toFixed(1)}s`);
 }
 process.exit(exitCode);
+
+/**
+ * What the storage_floor lines show: for each, the work it measures and the
+ * bound it sets. A workflow's no-op floor does no database work while ours
+ * must do at least the storage floor's, so the ratio can reach at most the
+ * floor's time ÷ the storage's time. The send floor does the same writes as
+ * the storage floor plus the provider call: the share says how much of the
+ * floor's own cost is the database.
+ */
+function explainStorageFloors(floors: StorageFloor[], measured: Ratio[]): string {
+  const lines = [
+    'storage floors: the database work of each path alone (mongodb driver, same concurrency, no gateway, provider or Temporal):',
+  ];
+  for (const s of floors) {
+    const ratio = measured.find((r) => r.name === s.name);
+    const work = STORAGE_FLOOR_WORK[s.name] ?? s.name;
+    if (!ratio) {
+      lines.push(`  ${s.name}: ${work}`);
+      continue;
+    }
+    const bound = storageBound(s, ratio);
+    lines.push(
+      s.name === 'send'
+        ? `  send: ${work}; the send floor runs at ${(1 / bound).toFixed(2)} of the storage alone's rate, so the floor itself is ${1 / bound > 0.5 ? 'mostly database writes' : 'mostly the provider call and HTTP'}`
+        : `  ${s.name}: ${work}; the storage alone allows a ratio of at most ${bound.toFixed(2)} (target ${ratio.target}): ${bound < ratio.target ? 'out of reach on this database' : 'not bounded by storage'}`,
+    );
+  }
+  return lines.join('\n');
+}

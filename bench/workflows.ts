@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { loadConfig } from '../core/config.ts';
 import { WORKFLOWS_PATH } from '../worker/create-worker.ts';
 import type { BenchEnv } from './env.ts';
 import { figures, medianRatio, totalTimeRatio, type Figures, type Ratio } from './lib/measure.ts';
-import { waitForLog } from './lib/processes.ts';
+import { cpuDuring, formatCores, waitForLog } from './lib/processes.ts';
 import { tenantHeaders } from './send.ts';
 import { createActivities } from '../activities/index.ts';
+import { onScratchDatabase, storageFloorWorkflows, type StorageFloor } from './storage-floor.ts';
 
 /**
  * The workflow paths. Ours: send-welcome-email triggered through the gateway
@@ -18,6 +20,8 @@ import { createActivities } from '../activities/index.ts';
 export interface WorkflowBench {
   latency: Ratio;
   throughput: Ratio;
+  /** The same runs' database work alone (bench/storage-floor.ts). */
+  storage: { latency: StorageFloor; throughput: StorageFloor };
 }
 
 export async function benchWorkflows(
@@ -101,12 +105,28 @@ export async function benchWorkflows(
 
   const floorLatency = await sequential('floor: no-op workflow, 4 no-op activities', floorStart, floorDone);
   const oursLatency = await sequential('send-welcome-email, trigger → completed', ours, oursDone);
-  const floorBurst = await burst(`floor: ${opts.parallel} no-op runs at once`, floorStart, floorDone);
-  const oursBurst = await burst(`${opts.parallel} welcome runs at once`, ours, oursDone);
+  // How busy each process is during the bursts (cores): who bounds the throughput.
+  const { ferretdb, temporal } = env.servicePids;
+  const floorBurst = await cpuDuring({ 'no-op worker': floorWorker.pid, Temporal: temporal }, () =>
+    burst(`floor: ${opts.parallel} no-op runs at once`, floorStart, floorDone),
+  );
+  const oursBurst = await cpuDuring(
+    { worker: env.worker.pid, FerretDB: ferretdb, Temporal: temporal, gateway: env.gateway.pid },
+    () => burst(`${opts.parallel} welcome runs at once`, ours, oursDone),
+  );
   await floorWorker.stop(15_000);
+  const storage = await onScratchDatabase(env.database.client, env.database.db.databaseName, (db) =>
+    storageFloorWorkflows(db, {
+      ...opts,
+      concurrency: loadConfig({ ...process.env, ...env.serviceEnv }).workerConcurrency,
+    }),
+  );
+  const throughput = totalTimeRatio('workflow_throughput', 1.0, oursBurst.result, floorBurst.result);
+  throughput.note = `CPU in cores during ours: ${formatCores(oursBurst.cores)}; during the floor: ${formatCores(floorBurst.cores)}`;
   return {
     latency: medianRatio('workflow_latency', 1.0, oursLatency, floorLatency),
-    throughput: totalTimeRatio('workflow_throughput', 1.0, oursBurst, floorBurst),
+    throughput,
+    storage,
   };
 }
 

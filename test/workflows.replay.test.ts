@@ -6,9 +6,14 @@
  *    the current workflow code. A change that alters the sequence of steps of
  *    an existing workflow fails here; such a change needs `patched()` (see
  *    docs/workflows.md) — then re-record the fixtures.
- * 2. Fresh runs of every path (sent, already sent, unknown user, EIN) are
- *    recorded from the real server and replayed too.
+ * 2. Fresh runs of every path (sent, already sent, unknown user, a send the
+ *    provider rejects, EIN) are recorded from the real server and replayed too.
  *    `UPDATE_FIXTURES=1` writes them to test/fixtures/ (re-recording).
+ *
+ * The welcome fixtures without `local-steps` in their name were recorded
+ * before the `welcome-email-local-steps` patch (every step a normal
+ * activity): they stay, so runs started by that code still replay. Fresh runs
+ * are written under `local-steps` names and never overwrite them.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,25 +73,42 @@ describe('workflow replay', () => {
       name: 'Bob',
       welcomeEmailSent: true,
     });
-    const runs: Array<[fixture: string, workflow: string, body: Record<string, unknown>, status: string]> = [
-      ['send-welcome-email.sent', 'send-welcome-email', { userId: sent }, 'completed'],
-      ['send-welcome-email.already-sent', 'send-welcome-email', { userId: already }, 'completed'],
-      ['send-welcome-email.user-not-found', 'send-welcome-email', { userId: 'nobody' }, 'failed'],
+    const rejected = `user-${randomUUID()}`;
+    await h.insertUser({ _id: rejected, email: `${rejected}@example.com`, name: 'Cy' });
+    const ein = {
+      userId: h.caller.userId,
+      companyId: h.caller.companyId,
+      organizationId: randomUUID(),
+      emailAction: 'ein-received',
+      recipients: ['owner@example.com'],
+      resource_id_ref: 'ein-1',
+    };
+    /** [fixture, workflow, input, final status, the provider's answer (default: accepted)] */
+    const runs: Array<
+      [fixture: string, workflow: string, body: Record<string, unknown>, status: string, provider?: number]
+    > = [
+      ['send-welcome-email.local-steps.sent', 'send-welcome-email', { userId: sent }, 'completed'],
+      ['send-welcome-email.local-steps.already-sent', 'send-welcome-email', { userId: already }, 'completed'],
+      ['send-welcome-email.local-steps.user-not-found', 'send-welcome-email', { userId: 'nobody' }, 'failed'],
       [
-        'send-email-received-ein.sent',
+        'send-welcome-email.local-steps.provider-rejected',
+        'send-welcome-email',
+        { userId: rejected },
+        'failed',
+        400,
+      ],
+      ['send-email-received-ein.sent', 'send-email-received-ein', ein, 'completed'],
+      [
+        'send-email-received-ein.local-steps.provider-rejected',
         'send-email-received-ein',
-        {
-          userId: h.caller.userId,
-          companyId: h.caller.companyId,
-          organizationId: randomUUID(),
-          emailAction: 'ein-received',
-          recipients: ['owner@example.com'],
-          resource_id_ref: 'ein-1',
-        },
-        'completed',
+        ein,
+        'failed',
+        400,
       ],
     ];
-    for (const [fixture, workflow, body, status] of runs) {
+    for (const [fixture, workflow, body, status, provider] of runs) {
+      h.fake.reset();
+      if (provider !== undefined) h.fake.plan(provider);
       const { body: started } = await h.trigger(workflow, body);
       const runId = started['runId'] as string;
       await h.waitForStatus(workflow, runId, status);

@@ -23,7 +23,10 @@ export interface CreateWorkerOptions {
  * The worker both `worker/worker.ts` and the integration tests run: the
  * workflows of workflows/index.ts plus the activities built from `db`,
  * `email` and `config`. Concurrency follows the interface's limit of 20
- * concurrent workflows per worker setup (WORKER_CONCURRENCY).
+ * concurrent workflows per worker setup (WORKER_CONCURRENCY): that many
+ * workflow tasks, activities and local activities (the short database steps)
+ * at a time. The workflow cache keeps the SDK's default (sized from the heap:
+ * about a thousand runs), so a burst of runs is not replayed from history.
  */
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const { config } = opts;
@@ -40,6 +43,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     activities: createActivities({ db: opts.db, email: opts.email, config }),
     maxConcurrentWorkflowTaskExecutions: config.workerConcurrency,
     maxConcurrentActivityTaskExecutions: config.workerConcurrency,
+    maxConcurrentLocalActivityExecutions: config.workerConcurrency,
     shutdownGraceTime: '10s',
   });
 }

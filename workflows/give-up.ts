@@ -1,8 +1,21 @@
-import { isCancellation, proxyActivities, rootCause } from '@temporalio/workflow';
+import {
+  isCancellation,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  rootCause,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import { DATABASE_STEP } from './retry-policy.ts';
+import { DATABASE_LOCAL_STEP, DATABASE_STEP } from './retry-policy.ts';
 
-const { markEmailFailed } = proxyActivities<Activities>(DATABASE_STEP);
+const scheduled = proxyActivities<Activities>(DATABASE_STEP);
+const local = proxyLocalActivities<Activities>(DATABASE_LOCAL_STEP);
+
+/**
+ * The patch that made markEmailFailed a local activity. Runs that reached
+ * this step before it replay it as the normal activity they recorded.
+ */
+export const MARK_FAILED_LOCAL_STEP = 'mark-email-failed-local-step';
 
 /**
  * Runs an email step; when it fails for good (retries exhausted or
@@ -15,6 +28,7 @@ export async function sendOrMarkFailed<T>(idempotencyKey: string, step: () => Pr
     return await step();
   } catch (err) {
     if (!isCancellation(err)) {
+      const { markEmailFailed } = patched(MARK_FAILED_LOCAL_STEP) ? local : scheduled;
       await markEmailFailed(idempotencyKey, rootCause(err) ?? 'email step failed');
     }
     throw err;

@@ -1,4 +1,4 @@
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 
 /**
  * How activities retry. Transient failures back off
@@ -15,6 +15,23 @@ export const RETRY = {
 
 /** Database steps: quick, so a hung call is abandoned and retried fast. */
 export const DATABASE_STEP: ActivityOptions = {
+  startToCloseTimeout: '10s',
+  scheduleToCloseTimeout: '5m',
+  retry: RETRY,
+};
+
+/**
+ * Short database steps run as local activities (user read and claim, release,
+ * the sent flag, marking a failed email): executed by the worker inside the
+ * workflow task that schedules them and recorded as a marker, instead of a
+ * round trip through the Temporal server's activity task queue for each.
+ * The same timeouts and retries as DATABASE_STEP: an attempt is abandoned
+ * after 10s, retried 1s, 2s, 4s, … apart (in the worker while the backoff is
+ * under a minute, then through a durable timer), at most 8 attempts within
+ * 5 minutes. Only for quick, idempotent steps: a local activity that outlives
+ * its worker is re-run from the start by the next one.
+ */
+export const DATABASE_LOCAL_STEP: LocalActivityOptions = {
   startToCloseTimeout: '10s',
   scheduleToCloseTimeout: '5m',
   retry: RETRY,

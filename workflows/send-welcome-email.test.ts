@@ -22,24 +22,32 @@ import { deepestMessage } from '../api/routes/workflow/run-status.ts';
 
 const env = useTestEnvironment();
 
-const user = { userId: 'u-1', email: 'ada@example.com', name: 'Ada', welcomeEmailSent: false };
+const user = { email: 'ada@example.com', name: 'Ada' };
+/** The claim step's answer when the claim is ours (the user read in the same step). */
+const claimed = (runId: string) => ({
+  claim: 'claimed' as const,
+  idempotencyKey: `${runId}:welcome-email`,
+  ...user,
+});
 
 const runWelcome = (stubs: StubbedActivities, memo: Record<string, unknown> = {}) =>
-  executeWithStubs(env.current, 'sendWelcomeEmail', { userId: user.userId }, stubs, memo);
+  executeWithStubs(env.current, 'sendWelcomeEmail', { userId: 'u-1' }, stubs, memo);
 
 describe('sendWelcomeEmail (stubbed activities)', () => {
   it('claims, sends with a per-run key and the caller from the memo, then sets the flag', async () => {
-    const stubs = stubActivities({ getUser: async () => user });
+    const stubs = stubActivities({ claimUserWelcomeEmail: async (_userId, runId) => claimed(runId) });
     const caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
     const { value, workflowId } = await runWelcome(stubs, { [CALLER_MEMO_KEY]: caller });
     assert.deepEqual(value, { message: 'welcome email sent', userId: 'u-1', emailId: 'email-1' });
-    assert.deepEqual(stubs.names(), [
-      'getUser',
-      'claimWelcomeEmail',
-      'deliverWelcomeEmail',
-      'markWelcomeEmailSent',
-    ]);
-    assert.deepEqual(stubs.argsOf('claimWelcomeEmail'), ['u-1', workflowId]);
+    assert.deepEqual(stubs.names(), ['claimUserWelcomeEmail', 'deliverWelcomeEmail', 'markWelcomeEmailSent']);
+    assert.deepEqual(stubs.argsOf('claimUserWelcomeEmail'), ['u-1', workflowId]);
+    // Only the send is a task of Temporal's activity queue; the database steps
+    // ran as local activities, recorded as markers (what the Web UI shows).
+    const events = (await env.current.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    assert.deepEqual(scheduled, ['deliverWelcomeEmail']);
+    const markers = events.flatMap((e) => e.markerRecordedEventAttributes?.markerName ?? []);
+    assert.deepEqual(markers.filter((m) => m === 'core_local_activity').length, 2);
     assert.deepEqual(stubs.argsOf('deliverWelcomeEmail'), [
       {
         idempotencyKey: `${workflowId}:welcome-email`,
@@ -52,44 +60,38 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
   });
 
   it('sends nothing when the flag is already set, or another run holds the claim', async () => {
-    const flagged = stubActivities({ getUser: async () => ({ ...user, welcomeEmailSent: true }) });
+    const flagged = stubActivities({ claimUserWelcomeEmail: async () => ({ claim: 'already-sent' }) });
     assert.equal((await runWelcome(flagged)).value?.['message'], 'welcome email already sent');
-    assert.deepEqual(flagged.names(), ['getUser']);
+    assert.deepEqual(flagged.names(), ['claimUserWelcomeEmail']);
 
-    const busy = stubActivities({
-      getUser: async () => user,
-      claimWelcomeEmail: async () => ({ claim: 'in-progress' }),
-    });
+    const busy = stubActivities({ claimUserWelcomeEmail: async () => ({ claim: 'in-progress' }) });
     assert.equal((await runWelcome(busy)).value?.['message'], 'welcome email already in progress');
-    assert.deepEqual(busy.names(), ['getUser', 'claimWelcomeEmail']);
+    assert.deepEqual(busy.names(), ['claimUserWelcomeEmail']);
   });
 
   it('sends under the key the claim hands over (a claim taken over from an earlier run)', async () => {
-    const stubs = stubActivities({
-      getUser: async () => user,
-      claimWelcomeEmail: async () => ({ claim: 'claimed', idempotencyKey: 'earlier-run:welcome-email' }),
-    });
+    const stubs = stubActivities({ claimUserWelcomeEmail: async () => claimed('earlier-run') });
     const { value } = await runWelcome(stubs);
     assert.equal(value?.['message'], 'welcome email sent');
     const [request] = (stubs.argsOf('deliverWelcomeEmail') ?? []) as Array<{ idempotencyKey: string }>;
     assert.equal(request?.idempotencyKey, 'earlier-run:welcome-email');
   });
 
-  it('fails with the step’s message for an unknown user, before claiming anything', async () => {
+  it('fails with the step’s message for an unknown user, without a retry or any other step', async () => {
     const stubs = stubActivities({
-      getUser: async () => {
+      claimUserWelcomeEmail: async () => {
         throw ApplicationFailure.nonRetryable('user not found: u-1', 'not_found');
       },
     });
     const { error } = await runWelcome(stubs);
     assert.ok(error instanceof WorkflowFailedError);
     assert.equal(deepestMessage(error), 'user not found: u-1');
-    assert.deepEqual(stubs.names(), ['getUser']);
+    assert.deepEqual(stubs.names(), ['claimUserWelcomeEmail']);
   });
 
   it('a send that fails for good marks the email failed, releases the claim and fails the run', async () => {
     const stubs = stubActivities({
-      getUser: async () => user,
+      claimUserWelcomeEmail: async (_userId, runId) => claimed(runId),
       deliverWelcomeEmail: async () => {
         throw ApplicationFailure.nonRetryable(
           'email provider rejected the message: bad from',
@@ -100,8 +102,7 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     const { error, workflowId } = await runWelcome(stubs);
     assert.equal(deepestMessage(error), 'email provider rejected the message: bad from');
     assert.deepEqual(stubs.names(), [
-      'getUser',
-      'claimWelcomeEmail',
+      'claimUserWelcomeEmail',
       'deliverWelcomeEmail',
       'markEmailFailed',
       'releaseWelcomeEmail',
@@ -117,7 +118,7 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     let sending!: () => void;
     const started = new Promise<void>((resolve) => (sending = resolve));
     const stubs = stubActivities({
-      getUser: async () => user,
+      claimUserWelcomeEmail: async (_userId, runId) => claimed(runId),
       // Holds the send "at the provider" until Temporal delivers the cancellation.
       deliverWelcomeEmail: async () => {
         sending();
@@ -135,7 +136,7 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
       const handle = await env.current.client.workflow.start('sendWelcomeEmail', {
         taskQueue,
         workflowId,
-        args: [{ userId: user.userId }],
+        args: [{ userId: 'u-1' }],
       });
       await started;
       await handle.cancel();

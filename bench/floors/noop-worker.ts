@@ -21,6 +21,7 @@ const worker = await Worker.create({
   activities: noopActivities,
   maxConcurrentWorkflowTaskExecutions: config.workerConcurrency,
   maxConcurrentActivityTaskExecutions: config.workerConcurrency,
+  maxConcurrentLocalActivityExecutions: config.workerConcurrency,
   shutdownGraceTime: '10s',
 });
 process.once('SIGTERM', () => worker.shutdown());

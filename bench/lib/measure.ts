@@ -81,13 +81,15 @@ export function totalTimeRatio(name: string, target: number, ours: Figures, floo
 
 const num = (v: number, digits: number, width: number) => v.toFixed(digits).padStart(width);
 
+/** One row of the human table. */
+export const row = (f: Figures): string =>
+  `${f.name.padEnd(46)}${num(f.ops, 1, 10)}${num(f.p50, 1, 10)}${num(f.p95, 1, 10)}${num(f.seconds, 2, 10)}${String(f.count).padStart(7)}`;
+
 /** The human table: each path beside its floor. */
 export function table(ratios: Ratio[]): string {
   const lines = [
     `${'path'.padEnd(46)}${'ops/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p95 ms'.padStart(10)}${'total s'.padStart(10)}${'n'.padStart(7)}`,
   ];
-  const row = (f: Figures) =>
-    `${f.name.padEnd(46)}${num(f.ops, 1, 10)}${num(f.p50, 1, 10)}${num(f.p95, 1, 10)}${num(f.seconds, 2, 10)}${String(f.count).padStart(7)}`;
   for (const r of ratios) {
     lines.push(row(r.ours), row(r.floor));
     lines.push(

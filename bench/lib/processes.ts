@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startProcess, type Spawned } from '../../infra/services.ts';
@@ -42,6 +43,46 @@ export async function peakRssMiB(pid: number): Promise<number | undefined> {
     return undefined;
   }
 }
+
+/** CPU time (user + system) a live process has used so far, in seconds (Linux `/proc`); undefined elsewhere. */
+export async function cpuSeconds(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is the 3rd, utime the 14th, stime the 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How busy each process was while `fn` ran: CPU seconds ÷ wall seconds
+ * (1.0 = one core all the time). Names whose pid is unknown are left out.
+ */
+export async function cpuDuring<T>(
+  pids: Record<string, number | undefined>,
+  fn: () => Promise<T>,
+): Promise<{ result: T; cores: Record<string, number> }> {
+  const named = Object.entries(pids).filter((e): e is [string, number] => e[1] !== undefined);
+  const before = await Promise.all(named.map(([, pid]) => cpuSeconds(pid)));
+  const t0 = performance.now();
+  const result = await fn();
+  const wall = (performance.now() - t0) / 1000;
+  const after = await Promise.all(named.map(([, pid]) => cpuSeconds(pid)));
+  const cores: Record<string, number> = {};
+  named.forEach(([name], i) => {
+    const [b, a] = [before[i], after[i]];
+    if (a !== undefined && b !== undefined) cores[name] = (a - b) / wall;
+  });
+  return { result, cores };
+}
+
+/** `worker 0.92, FerretDB 0.71, …` */
+export const formatCores = (cores: Record<string, number>): string =>
+  Object.entries(cores)
+    .map(([name, c]) => `${name} ${c.toFixed(2)}`)
+    .join(', ');
 
 /** Polls `url` until it answers 200 (or the process exits, or `timeoutMs` passes). */
 export async function waitForHttp(proc: NodeProcess, url: string, timeoutMs = 60_000): Promise<void> {

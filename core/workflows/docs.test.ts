@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { WORKFLOWS } from './registry.ts';
 import { EIN_ACTION_VALUES } from './ein-actions.ts';
-import { RETRY, DATABASE_STEP, EMAIL_STEP } from '../../workflows/retry-policy.ts';
+import { RETRY, DATABASE_LOCAL_STEP, DATABASE_STEP, EMAIL_STEP } from '../../workflows/retry-policy.ts';
 
 /** The documentation must describe what the code does; this keeps them from drifting apart. */
 const api = await readFile(new URL('../../docs/api.md', import.meta.url), 'utf8');
@@ -33,5 +33,15 @@ describe('docs/api.md and docs/workflows.md', () => {
     assert.equal(DATABASE_STEP.scheduleToCloseTimeout, '5m');
     assert.equal(EMAIL_STEP.heartbeatTimeout, '10s');
     assert.match(workflows, /5 minutes per step/);
+  });
+
+  it('says the short database steps are local activities with the database steps’ timeouts and retries', () => {
+    assert.deepEqual(DATABASE_LOCAL_STEP, {
+      startToCloseTimeout: DATABASE_STEP.startToCloseTimeout,
+      scheduleToCloseTimeout: DATABASE_STEP.scheduleToCloseTimeout,
+      retry: RETRY,
+    });
+    assert.match(workflows, /short database steps[^.]*are \*\*local activities\*\*/);
+    assert.match(workflows, /Same timeouts and retries/);
   });
 });

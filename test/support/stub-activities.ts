@@ -30,6 +30,12 @@ const DEFAULTS: Activities = {
     claim: 'claimed',
     idempotencyKey: `${runId}:welcome-email`,
   }),
+  claimUserWelcomeEmail: async (userId, runId) => ({
+    claim: 'claimed',
+    idempotencyKey: `${runId}:welcome-email`,
+    email: `${userId}@example.com`,
+    name: null,
+  }),
   releaseWelcomeEmail: async () => undefined,
   markWelcomeEmailSent: async () => undefined,
   deliverWelcomeEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
