@@ -1,10 +1,24 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { constants, createWriteStream, existsSync } from 'node:fs';
-import { access, mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
+import {
+  access,
+  chmod,
+  copyFile,
+  cp,
+  mkdir,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  writeFile,
+} from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * Fetches or builds the two local servers `npm run dev` and `npm test` run:
@@ -17,7 +31,14 @@ import { fileURLToPath } from 'node:url';
 /** Pinned: `temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)`. */
 export const TEMPORAL_CLI_VERSION = '1.9.1';
 export const FERRETDB_SOURCE_DIR = fileURLToPath(new URL('./ferretdb/', import.meta.url));
-const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum'];
+/**
+ * Our one patch of FerretDB's sources, built from a patched copy of the module: the
+ * `_id` lookups spelled like the `_id` index, so SQLite uses it
+ * (infra/ferretdb/README.md). Replaces this file of the FerretDB module.
+ */
+const FERRETDB_PATCH = 'patch/metadata.go.overlay';
+const FERRETDB_PATCHED_FILE = 'internal/backends/sqlite/metadata/metadata.go';
+const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum', FERRETDB_PATCH];
 
 export type ProgressLog = (line: string) => void;
 const defaultLog: ProgressLog = (line) => console.log(`[provision] ${line}`);
@@ -214,18 +235,40 @@ export async function ensureFerretDb(log: ProgressLog = defaultLog): Promise<str
   await removeStalePartials(dir);
   await mkdir(staging, { recursive: true });
   try {
+    // readonly: go.sum is committed; a build must never rewrite it.
+    const env = { ...process.env, GOFLAGS: `${process.env['GOFLAGS'] ?? ''} -mod=readonly`.trim() };
+    const logFile = join(cacheDir(), 'logs', 'ferretdb-build.log');
+    await runStep('downloading FerretDB', 'go', ['mod', 'download', 'github.com/FerretDB/FerretDB'], {
+      cwd: FERRETDB_SOURCE_DIR,
+      env,
+      logFile,
+      log,
+    });
+    const { stdout } = await execFileAsync(
+      'go',
+      ['list', '-m', '-f', '{{.Dir}}', 'github.com/FerretDB/FerretDB'],
+      {
+        cwd: FERRETDB_SOURCE_DIR,
+        env,
+      },
+    );
+    // Build against a patched copy of the module (Go refuses overlays of files in its module cache).
+    const patched = join(staging, 'ferretdb-src');
+    await cp(stdout.trim(), patched, { recursive: true });
+    await chmod(join(patched, FERRETDB_PATCHED_FILE), 0o644);
+    await copyFile(join(FERRETDB_SOURCE_DIR, FERRETDB_PATCH), join(patched, FERRETDB_PATCHED_FILE));
+    const modfile = join(staging, 'go.mod');
+    const goMod = await readFile(join(FERRETDB_SOURCE_DIR, 'go.mod'), 'utf8');
+    await writeFile(modfile, `${goMod}\nreplace github.com/FerretDB/FerretDB => ${patched}\n`);
+    await copyFile(join(FERRETDB_SOURCE_DIR, 'go.sum'), join(staging, 'go.sum'));
     await runStep(
       'building FerretDB with Go',
       'go',
-      ['build', '-trimpath', '-o', join(staging, 'mailroom-ferretdb'), '.'],
-      {
-        cwd: FERRETDB_SOURCE_DIR,
-        // readonly: go.sum is committed; a build must never rewrite it.
-        env: { ...process.env, GOFLAGS: `${process.env['GOFLAGS'] ?? ''} -mod=readonly`.trim() },
-        logFile: join(cacheDir(), 'logs', 'ferretdb-build.log'),
-        log,
-      },
+      ['build', '-trimpath', `-modfile=${modfile}`, '-o', join(staging, 'mailroom-ferretdb'), '.'],
+      { cwd: FERRETDB_SOURCE_DIR, env, logFile, log },
     );
+    for (const leftover of [patched, modfile, join(staging, 'go.sum')])
+      await rm(leftover, { recursive: true, force: true });
     await placeAtomically(staging, dir);
   } finally {
     await rm(staging, { recursive: true, force: true });
