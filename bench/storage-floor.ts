@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import type { Db, MongoClient } from 'mongodb';
 import { createUserActivities, USERS_COLLECTION, type UserDocument } from '../activities/users.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import { STATUS_RANK, type EmailRecord } from '../core/email/record.ts';
-import { figures, measure, type Figures, type Ratio } from './lib/measure.ts';
+import { measure, type Figures, type Ratio } from './lib/measure.ts';
 import { invoiceRecord } from './lib/records.ts';
 
 /**
@@ -166,39 +165,18 @@ export async function storageFloorWorkflows(
   opts: { sequential: number; parallel: number; concurrency: number },
 ): Promise<{ latency: StorageFloor; throughput: StorageFloor }> {
   const run = welcomeRunStorage(db);
+  // Each run needs a user of its own: the 2 warmup runs take the first two.
   const sequentialUsers = await newUsers(db, opts.sequential + 2);
-  for (const u of sequentialUsers.slice(0, 2)) await run(u);
-  const latencies: number[] = [];
-  const t0 = performance.now();
-  for (const u of sequentialUsers.slice(2)) {
-    const t = performance.now();
-    await run(u);
-    latencies.push(performance.now() - t);
-  }
-  const latency = figures(
+  const latency = await measure(
     'storage alone: one welcome run’s writes',
-    latencies,
-    (performance.now() - t0) / 1000,
+    { count: opts.sequential, concurrency: 1, warmup: 2 },
+    (i) => run(sequentialUsers[i < 0 ? -1 - i : i + 2]!),
   );
-
   const burstUsers = await newUsers(db, opts.parallel);
-  const burst: number[] = [];
-  let next = 0;
-  const t1 = performance.now();
-  await Promise.all(
-    Array.from({ length: opts.concurrency }, async () => {
-      while (next < burstUsers.length) {
-        const u = burstUsers[next++]!;
-        const t = performance.now();
-        await run(u);
-        burst.push(performance.now() - t);
-      }
-    }),
-  );
-  const throughput = figures(
+  const throughput = await measure(
     `storage alone: ${opts.parallel} runs’ writes, ${opts.concurrency} at once`,
-    burst,
-    (performance.now() - t1) / 1000,
+    { count: opts.parallel, concurrency: opts.concurrency, warmup: 0 },
+    (i) => run(burstUsers[i]!),
   );
   return {
     latency: { name: 'workflow_latency', figures: latency, unit: 'ms' },
