@@ -3,11 +3,10 @@ import { welcomeBody } from '../support/sample-emails.ts';
 import {
   Checks,
   Stack,
+  answersWhileDown,
   killServer,
-  sleep,
   startMongoServer,
   until,
-  type Answer,
   type FaultCase,
 } from './stack.ts';
 
@@ -32,29 +31,17 @@ export const databaseDown: FaultCase = {
       await until('5 provider requests', async () => stack.fake.received.length >= 5, 120_000, 50);
 
       await killServer(servers.mongo);
-      const downAt = Date.now();
-      const during: Array<{ what: string } & Answer> = [];
-      while (Date.now() - downAt < DOWN_MS) {
-        for (const [what, method, path, body] of [
+      const during = await stack.probeWhileDown(
+        DOWN_MS,
+        [
           ['send', 'POST', '/api/email/send', welcomeBody({ to: 'down@example.com', subject: 'while down' })],
           ['status', 'GET', `/api/email/status/${randomUUID()}`, undefined],
           ['ready', 'GET', '/ready', undefined],
-        ] as const) {
-          const answer = await stack
-            .request(method, path, body, 10_000)
-            .catch((err: unknown) => ({ status: 0, body: { error: String(err) }, ms: 10_000 }));
-          during.push({ what, ...answer });
-        }
-        await sleep(500);
-      }
-      servers.mongo = await startMongoServer(servers, servers.mongoPort);
-      const upAt = Date.now();
-      await until(
-        '/ready to answer 200',
-        async () => (await stack.request('GET', '/ready', undefined, 5000)).status === 200,
-        60_000,
+        ],
+        10_000,
       );
-      const readyAfterMs = Date.now() - upAt;
+      servers.mongo = await startMongoServer(servers, servers.mongoPort);
+      const readyAfterMs = await stack.readyAgainAfterMs();
       const sendAfter = await until(
         'a send to succeed',
         async () => {
@@ -68,11 +55,7 @@ export const databaseDown: FaultCase = {
         },
         60_000,
       );
-      const runs = await stack.waitForRuns(runIds, 300_000);
-      const completed = [...runs.values()].filter((r) => r.status === 'completed').length;
-      const perRecipient = stack.acceptedPerRecipient();
-      const welcomeOnce = users.filter((u) => perRecipient.get(`${u}@example.com`) === 1).length;
-      const duplicates = [...perRecipient.values()].filter((n) => n > 1).length;
+      const { completed, welcomeOnce, duplicates } = await stack.welcomeOutcome(runIds, users, 300_000);
       // A send the provider took while the record could not be written is recorded once the database is back.
       const settled = await until(
         'no record pending',
@@ -103,12 +86,7 @@ export const databaseDown: FaultCase = {
       return check.result({
         'down seconds': DOWN_MS / 1000,
         'requests while down': during.length,
-        'answers while down': Object.fromEntries(
-          ['send', 'status', 'ready'].map((w) => [
-            w,
-            [...new Set(during.filter((d) => d.what === w).map((d) => d.status))],
-          ]),
-        ),
+        'answers while down': answersWhileDown(during),
         'slowest answer while down ms': slowest,
         'send error while down': during.find((d) => d.what === 'send')?.body['error'],
         '/ready 200 again after ms': readyAfterMs,

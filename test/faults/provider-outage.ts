@@ -34,11 +34,7 @@ export const providerOutage: FaultCase = {
       await sleep(Math.max(0, OUTAGE_MS - (Date.now() - t0)));
       stack.fake.outage = undefined;
       const recoveredAt = Date.now();
-      const runs = await stack.waitForRuns(runIds, 240_000);
-      const statuses = [...runs.values()].map((r) => r.status);
-      const completed = statuses.filter((s) => s === 'completed').length;
-      const perRecipient = stack.acceptedPerRecipient();
-      const welcomeAccepted = users.filter((u) => perRecipient.get(`${u}@example.com`) === 1).length;
+      const { completed, welcomeOnce: welcomeAccepted } = await stack.welcomeOutcome(runIds, users, 240_000);
       const httpFailedRecords = await stack.db
         .collection<{ subject: string; status_rank: number; error: string }>('emails')
         .find({ subject: { $regex: '^outage ' } })

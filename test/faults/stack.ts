@@ -276,6 +276,56 @@ export class Stack {
     return done;
   }
 
+  /**
+   * Every welcome run's end and what SendGrid accepted for it: how many runs
+   * completed, how many users got exactly one email, how many recipients more
+   * than one.
+   */
+  async welcomeOutcome(runIds: string[], users: string[], timeoutMs: number) {
+    const runs = await this.waitForRuns(runIds, timeoutMs);
+    const completed = [...runs.values()].filter((r) => r.status === 'completed').length;
+    const perRecipient = this.acceptedPerRecipient();
+    const welcomeOnce = users.filter((u) => perRecipient.get(`${u}@example.com`) === 1).length;
+    const duplicates = [...perRecipient.values()].filter((n) => n > 1).length;
+    return { runs, completed, perRecipient, welcomeOnce, duplicates };
+  }
+
+  /**
+   * While a server is down: each probe every 500 ms for `downMs`, a failed
+   * request recorded as status 0 after `timeoutMs`.
+   */
+  async probeWhileDown(
+    downMs: number,
+    probes: ReadonlyArray<readonly [what: string, method: string, path: string, body: unknown]>,
+    timeoutMs: number,
+  ): Promise<Array<{ what: string } & Answer>> {
+    const downAt = Date.now();
+    const during: Array<{ what: string } & Answer> = [];
+    while (Date.now() - downAt < downMs) {
+      for (const [what, method, path, body] of probes) {
+        const answer = await this.request(method, path, body, timeoutMs).catch((err: unknown) => ({
+          status: 0,
+          body: { error: String(err) },
+          ms: timeoutMs,
+        }));
+        during.push({ what, ...answer });
+      }
+      await sleep(500);
+    }
+    return during;
+  }
+
+  /** After a server is back: how long until `/ready` answers 200. */
+  async readyAgainAfterMs(): Promise<number> {
+    const upAt = Date.now();
+    await until(
+      '/ready to answer 200',
+      async () => (await this.request('GET', '/ready', undefined, 5000)).status === 200,
+      60_000,
+    );
+    return Date.now() - upAt;
+  }
+
   /** Accepted messages per recipient: what SendGrid would have delivered. */
   acceptedPerRecipient(): Map<string, number> {
     const counts = new Map<string, number>();
@@ -319,6 +369,14 @@ export interface FaultCase {
 }
 
 /** Collects the expectations a case checks; the case passes when none failed. */
+/** The distinct statuses each probe got while a server was down. */
+export function answersWhileDown(during: ReadonlyArray<{ what: string } & Answer>): Record<string, number[]> {
+  const names = [...new Set(during.map((d) => d.what))];
+  return Object.fromEntries(
+    names.map((w) => [w, [...new Set(during.filter((d) => d.what === w).map((d) => d.status))]]),
+  );
+}
+
 export class Checks {
   readonly problems: string[] = [];
   expect(ok: boolean, what: string): void {

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import {
   Checks,
   Stack,
+  answersWhileDown,
   killServer,
-  sleep,
   startTemporalServer,
   until,
-  type Answer,
   type FaultCase,
 } from './stack.ts';
 
@@ -32,10 +31,9 @@ export const temporalRestart: FaultCase = {
       await until('5 provider requests', async () => stack.fake.received.length >= 5, 120_000, 50);
 
       await killServer(servers.temporal);
-      const downAt = Date.now();
-      const during: Array<{ what: string } & Answer> = [];
-      while (Date.now() - downAt < DOWN_MS) {
-        for (const [what, method, path, body] of [
+      const during = await stack.probeWhileDown(
+        DOWN_MS,
+        [
           ['trigger', 'POST', '/api/workflow/send-welcome-email', { userId: `nobody-${randomUUID()}` }],
           [
             'status',
@@ -44,26 +42,12 @@ export const temporalRestart: FaultCase = {
             undefined,
           ],
           ['ready', 'GET', '/ready', undefined],
-        ] as const) {
-          const answer = await stack
-            .request(method, path, body, 20_000)
-            .catch((err: unknown) => ({ status: 0, body: { error: String(err) }, ms: 20_000 }));
-          during.push({ what, ...answer });
-        }
-        await sleep(500);
-      }
-      servers.temporal = await startTemporalServer(servers, servers.temporalPort);
-      const upAt = Date.now();
-      await until(
-        '/ready to answer 200',
-        async () => (await stack.request('GET', '/ready', undefined, 5000)).status === 200,
-        60_000,
+        ],
+        20_000,
       );
-      const readyAfterMs = Date.now() - upAt;
-      const runs = await stack.waitForRuns(runIds, 300_000);
-      const completed = [...runs.values()].filter((r) => r.status === 'completed').length;
-      const perRecipient = stack.acceptedPerRecipient();
-      const welcomeOnce = users.filter((u) => perRecipient.get(`${u}@example.com`) === 1).length;
+      servers.temporal = await startTemporalServer(servers, servers.temporalPort);
+      const readyAfterMs = await stack.readyAgainAfterMs();
+      const { completed, welcomeOnce } = await stack.welcomeOutcome(runIds, users, 300_000);
       const records = await stack.recordsByStatus();
 
       const requests = during.filter((d) => d.what !== 'ready');
@@ -82,12 +66,7 @@ export const temporalRestart: FaultCase = {
       return check.result({
         'down seconds': DOWN_MS / 1000,
         'requests while down': during.length,
-        'answers while down': Object.fromEntries(
-          ['trigger', 'status', 'ready'].map((w) => [
-            w,
-            [...new Set(during.filter((d) => d.what === w).map((d) => d.status))],
-          ]),
-        ),
+        'answers while down': answersWhileDown(during),
         'slowest answer while down ms': slowest,
         'trigger error while down': during.find((d) => d.what === 'trigger')?.body['error'],
         '/ready 200 again after ms': readyAfterMs,

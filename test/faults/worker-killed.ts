@@ -30,11 +30,11 @@ export const workerKilled: FaultCase = {
         await stack.startWorker();
       }
       const runIds = await triggering;
-      const runs = await stack.waitForRuns(runIds, 300_000);
-      const statuses = [...runs.values()].map((r) => r.status);
-      const completed = statuses.filter((s) => s === 'completed').length;
-      const perRecipient = stack.acceptedPerRecipient();
-      const duplicates = [...perRecipient.values()].filter((n) => n > 1).length;
+      const { runs, completed, perRecipient, duplicates } = await stack.welcomeOutcome(
+        runIds,
+        users,
+        300_000,
+      );
       const records = await stack.recordsByStatus();
       const errors = [...runs.values()].filter((r) => r.status !== 'completed').map((r) => r.error);
       check.expect(completed === 100, `${completed}/100 runs completed`);
@@ -45,7 +45,7 @@ export const workerKilled: FaultCase = {
       return check.result({
         runs: runIds.length,
         completed,
-        failed: statuses.filter((s) => s === 'failed').length,
+        failed: [...runs.values()].filter((r) => r.status === 'failed').length,
         kills: killedAt.length,
         'provider requests when killed': killedAt,
         'provider requests': stack.fake.received.length,
