@@ -27,8 +27,9 @@ import { newViewKey } from './view-key.ts';
 
 /**
  * The send pipeline, after validation and authorisation: reserve the record
- * (for a keyed send) → leave out suppressed recipients → render → record
- * (pending, with this attempt's mark) → deliver → record (sent | failed).
+ * (for a keyed send) → render, while the suppression list is read → leave
+ * out suppressed recipients → record (pending, with this attempt's mark) →
+ * deliver → record (sent | failed).
  *
  * Suppressed recipients (the company's suppression list) are left out and
  * listed in the record and the answer (`suppressed`); when no `to` recipient
@@ -172,39 +173,14 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
   ): Promise<SendResult> {
     const claimed = await claimRecord(requested, identity, key);
     if ('done' in claimed) return claimed.done;
-    const slot = claimed; // { record, isNew }, for prepare() below
     // The suppression check (a database read) runs while the message renders:
     // the rendering does not depend on the recipients.
     const checking = leaveOutSuppressed(requested, identity);
-    checking.catch(() => undefined); // awaited below; never an unhandled rejection
+    checking.catch(() => undefined); // awaited in prepareMessage; never an unhandled rejection
     const attemptId = randomUUID();
-    let prepared: Awaited<ReturnType<typeof prepare>>;
-    async function prepare() {
-      const { view_key } = slot.record;
-      // Render before inserting: a rendering bug must not leave a pending record behind.
-      let rendered = renderEmail({
-        templateId: requested.templateId,
-        data: requested.templateData,
-        subject: requested.subject,
-        trackingPixelUrl: requested.trackOpens ? pixelUrl(view_key) : undefined,
-        htmlBody: requested.templateId === CUSTOM_TEMPLATE_ID ? requested.htmlBody : undefined,
-      });
-      if (requested.trackClicks)
-        rendered = { ...rendered, html: await deps.clicks.trackLinks(rendered.html, slot.record.email_id) };
-      const { skipped, kept: input } = await checking;
-      if (input.to.length === 0) return refuseSuppressed(slot, skipped, input, key);
-      // The record lists whom the message went to, and whom it left out.
-      const narrowed = skipped.length ? { ...recipientFields(input), suppressed: skipped } : undefined;
-      return {
-        rendered,
-        input,
-        skipped,
-        narrowed,
-        record: { ...slot.record, ...narrowed },
-      };
-    }
+    let prepared: Awaited<ReturnType<typeof prepareMessage>>;
     try {
-      prepared = await prepare();
+      prepared = await prepareMessage(requested, claimed, checking);
       const { record, narrowed } = prepared;
       // Marked before the provider hears of it (see the top of this file).
       const at = new Date();
@@ -295,6 +271,33 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     return answer(record.email_id, providerId, skipped);
   }
 
+  /**
+   * Renders the message (links made trackable, the pixel unless opted out)
+   * and narrows the recipients to those not suppressed; no `to` left → the
+   * send is refused. Before anything is inserted: a rendering bug must not
+   * leave a pending record behind.
+   */
+  async function prepareMessage(
+    requested: NormalizedSend,
+    claimed: { record: EmailRecord; isNew: boolean },
+    checking: ReturnType<typeof leaveOutSuppressed>,
+  ) {
+    let rendered = renderEmail({
+      templateId: requested.templateId,
+      data: requested.templateData,
+      subject: requested.subject,
+      trackingPixelUrl: requested.trackOpens ? pixelUrl(claimed.record.view_key) : undefined,
+      htmlBody: requested.templateId === CUSTOM_TEMPLATE_ID ? requested.htmlBody : undefined,
+    });
+    if (requested.trackClicks)
+      rendered = { ...rendered, html: await deps.clicks.trackLinks(rendered.html, claimed.record.email_id) };
+    const { skipped, kept: input } = await checking;
+    if (input.to.length === 0) return refuseSuppressed(claimed, skipped, input);
+    // The record lists whom the message went to, and whom it left out.
+    const narrowed = skipped.length ? { ...recipientFields(input), suppressed: skipped } : undefined;
+    return { rendered, input, skipped, narrowed, record: { ...claimed.record, ...narrowed } };
+  }
+
   /** The company's suppressed recipients, left out of `input` (sends without a company have no list). */
   async function leaveOutSuppressed(input: NormalizedSend, identity: Identity) {
     const companyId = identity.companyId;
@@ -303,12 +306,14 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     return withoutSuppressed(input, await deps.suppressions.check(companyId, all));
   }
 
-  /** No `to` recipient left: the record says why it failed, the caller gets 400 (never retried). */
+  /**
+   * No `to` recipient left: the record says why it failed, the caller gets 400
+   * (never retried). The caller's error path gives a keyed send's lease back.
+   */
   async function refuseSuppressed(
     claimed: { record: EmailRecord; isNew: boolean },
     skipped: SkippedRecipient[],
     kept: NormalizedSend,
-    key: string | undefined,
   ): Promise<never> {
     const { record } = claimed;
     const reason = allRecipientsSuppressed(skipped, kept.cc.length + kept.bcc.length > 0);
@@ -321,7 +326,6 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         error_kind: 'suppressed',
       });
     else await records.markFailed(record.email_id, reason, 'suppressed');
-    if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
     emailsFailed.inc({ template: kept.templateId, kind: 'suppressed' });
     throw new MailroomError('suppressed', reason);
   }
