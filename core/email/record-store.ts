@@ -1,4 +1,4 @@
-import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, UpdateFilter } from 'mongodb';
 import type { ErrorKind } from '../errors.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { BufferedOpen } from './open-buffer.ts';
@@ -59,10 +59,12 @@ export interface RecordStore {
   /**
    * Provider events in arrival order (one webhook request): each record is
    * checked with a `{ _id }` read (in parallel), then the updates go out in
-   * bulk writes of OPEN_WRITE_CHUNK, in order. Resolves with, per event,
-   * whether a record matched.
+   * bulk writes of OPEN_WRITE_CHUNK, in order. Resolves with the ids of the
+   * records that exist (the events that matched one).
    */
-  applyEvents(events: ReadonlyArray<{ emailId: string; event: TrackedEvent; at: Date }>): Promise<boolean[]>;
+  applyEvents(
+    events: ReadonlyArray<{ emailId: string; event: TrackedEvent; at: Date }>,
+  ): Promise<Set<string>>;
   /**
    * A batch of pixel opens and link clicks (open-buffer.ts): each pixel key is
    * checked like applyEvent's (one `{ _id }` read each, in parallel; a click
@@ -71,6 +73,11 @@ export interface RecordStore {
    * round trip per chunk, not per open). Resolves with how many were recorded.
    */
   applyOpens(opens: BufferedOpen[]): Promise<number>;
+  /**
+   * Each update on its record (one per record, by `_id`,
+   * in bulk writes of OPEN_WRITE_CHUNK); resolves with how many matched.
+   */
+  updateEach(updates: ReadonlyArray<{ emailId: string; update: UpdateFilter<EmailRecord> }>): Promise<number>;
 }
 
 /**
@@ -100,6 +107,30 @@ export function recordStore(db: Db): RecordStore {
     if (emailId === undefined) return undefined;
     const doc = await emails.findOne({ _id: emailId }, { projection: { view_key: 1 } });
     return doc && viewKeyMatches(by.view_key, doc.view_key) ? emailId : undefined;
+  }
+
+  /**
+   * One update per record, by `_id` alone, in bulk writes of OPEN_WRITE_CHUNK
+   * (one round trip each), under each record's lock like every other write to
+   * it (keyed-lock.ts). Resolves with how many records matched.
+   */
+  async function updateEach(
+    updates: ReadonlyArray<{ emailId: string; update: UpdateFilter<EmailRecord> }>,
+    ordered: boolean,
+  ): Promise<number> {
+    let matched = 0;
+    for (let i = 0; i < updates.length; i += OPEN_WRITE_CHUNK) {
+      const chunk = updates.slice(i, i + OPEN_WRITE_CHUNK);
+      const ops: AnyBulkWriteOperation<EmailRecord>[] = chunk.map(({ emailId, update }) => ({
+        updateOne: { filter: { _id: emailId }, update },
+      }));
+      const result = await lock.runAll(
+        chunk.map((u) => u.emailId),
+        () => emails.bulkWrite(ops, { ordered }),
+      );
+      matched += result.matchedCount;
+    }
+    return matched;
   }
 
   return {
@@ -196,20 +227,16 @@ export function recordStore(db: Db): RecordStore {
       const found = await Promise.all(ids.map((_id) => emails.findOne({ _id }, { projection: { _id: 1 } })));
       const existing = new Set(found.flatMap((doc) => (doc ? [doc._id] : [])));
       const known = events.filter((e) => existing.has(e.emailId));
-      for (let i = 0; i < known.length; i += OPEN_WRITE_CHUNK) {
-        const chunk = known.slice(i, i + OPEN_WRITE_CHUNK);
-        const ops: AnyBulkWriteOperation<EmailRecord>[] = chunk.map((e) => ({
-          updateOne: { filter: { _id: e.emailId }, update: eventUpdate(e.event, e.at) },
-        }));
-        // In arrival order (`time` is the latest open), under each record's lock.
-        await lock.runAll(
-          chunk.map((e) => e.emailId),
-          () => emails.bulkWrite(ops, { ordered: true }),
-        );
-      }
+      // In arrival order (`time` is the latest open).
+      await updateEach(
+        known.map((e) => ({ emailId: e.emailId, update: eventUpdate(e.event, e.at) })),
+        true,
+      );
       await Promise.all([...existing].map((id) => lock.run(id, () => undoUnknownOutcome(id))));
-      return events.map((e) => existing.has(e.emailId));
+      return existing;
     },
+
+    updateEach: (updates) => updateEach(updates, false),
 
     async applyOpens(opens) {
       const resolved = await Promise.all(
@@ -225,20 +252,13 @@ export function recordStore(db: Db): RecordStore {
         (r): r is { open: BufferedOpen; emailId: string } => r.emailId !== undefined,
       );
       if (known.length === 0) return 0;
-      let recorded = 0;
-      for (let i = 0; i < known.length; i += OPEN_WRITE_CHUNK) {
-        const chunk = known.slice(i, i + OPEN_WRITE_CHUNK);
-        const ops: AnyBulkWriteOperation<EmailRecord>[] = chunk.map(({ open, emailId }) => ({
-          updateOne: { filter: { _id: emailId }, update: openUpdate(open.first, open.last, open.clicked) },
-        }));
-        // Under each record's lock, like every other write to it (keyed-lock.ts).
-        const result = await lock.runAll(
-          chunk.map((k) => k.emailId),
-          () => emails.bulkWrite(ops, { ordered: false }),
-        );
-        recorded += result.matchedCount;
-      }
-      return recorded;
+      return updateEach(
+        known.map(({ open, emailId }) => ({
+          emailId,
+          update: openUpdate(open.first, open.last, open.clicked),
+        })),
+        false,
+      );
     },
   };
 

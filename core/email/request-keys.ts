@@ -5,7 +5,8 @@ import { MailroomError, isDuplicateKeyError, isMailroomError, type ErrorKind } f
 import type { Logger } from '../logger.ts';
 import { isValidIdempotencyKey } from '../validation.ts';
 import { KeyedLock } from './keyed-lock.ts';
-import { OPEN_WRITE_CHUNK } from './record-store.ts';
+import type { EmailRecord } from './record.ts';
+import type { RecordStore } from './record-store.ts';
 import {
   IDEMPOTENCY_KEY_BODY_MISMATCH,
   IDEMPOTENCY_KEY_IN_PROGRESS,
@@ -35,8 +36,8 @@ import {
  *
  * A second request while the first runs waits for its answer (up to
  * WAIT_MS, then 409 "still in progress"). A request whose process died
- * while running leaves its lease to expire: retries get 409 "did not finish"
- * and never a second send, because the provider may already have it.
+ * while running leaves its lease to expire: retries get 409 "stopped before
+ * it answered" and never a second send, because the provider may already have it.
  */
 
 /** How long a key is remembered. */
@@ -85,16 +86,14 @@ export interface IdempotentRequest<T> {
 export interface RequestKeys {
   /** Runs `request.run` once per (company, key); later requests get its answer (`replayed`). */
   once<T>(request: IdempotentRequest<T>): Promise<{ result: T; replayed: boolean }>;
-  /** Deletes keys older than IDEMPOTENCY_KEY_TTL_MS (FerretDB has no TTL indexes); also runs hourly. */
-  purgeExpired(): Promise<number>;
-  /** Stops the hourly purge (shutdown). */
+  /** Stops the hourly purge of expired keys (shutdown). */
   stop(): void;
 }
 
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
 /** 400 unless `key` is 1–255 characters without control characters (the same rule as workflow triggers). */
-export function checkIdempotencyKey(key: string): string {
+function checkIdempotencyKey(key: string): string {
   if (!isValidIdempotencyKey(key)) throw new MailroomError('validation', IDEMPOTENCY_KEY_INVALID);
   return key;
 }
@@ -106,24 +105,14 @@ const hashOf = (kind: RequestKind, body: unknown) =>
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export function requestKeys(db: Db, logger: Logger): RequestKeys {
+export function requestKeys(db: Db, records: RecordStore, logger: Logger): RequestKeys {
   const requests: Collection<RequestDoc> = db.collection('email_requests');
-  const emails = db.collection<{ _id: string }>('emails');
   /** Serialises the `seen` counts of one key (FerretDB's updates are read-modify-write). */
   const lock = new KeyedLock();
 
-  /**
-   * One update per record, by `_id` alone (FerretDB scans for `_id: { $in }`),
-   * in bulk writes of OPEN_WRITE_CHUNK.
-   */
-  async function noteOnRecords(emailIds: readonly string[], update: UpdateFilter<{ _id: string }>) {
-    for (let i = 0; i < emailIds.length; i += OPEN_WRITE_CHUNK) {
-      const ops = emailIds
-        .slice(i, i + OPEN_WRITE_CHUNK)
-        .map((_id) => ({ updateOne: { filter: { _id }, update } }));
-      await emails.bulkWrite(ops, { ordered: false });
-    }
-  }
+  /** The same update on each record (by `_id` alone: FerretDB scans for `_id: { $in }`). */
+  const noteOnRecords = (emailIds: readonly string[], update: UpdateFilter<EmailRecord>) =>
+    records.updateEach(emailIds.map((emailId) => ({ emailId, update })));
 
   /** Runs the first request of a key, renewing its lease, and stores what may be answered again. */
   async function runFirst<T>(id: string, request: IdempotentRequest<T>): Promise<T> {
@@ -174,6 +163,7 @@ export function requestKeys(db: Db, logger: Logger): RequestKeys {
     return { result: answer.result as T, replayed: true };
   }
 
+  /** Deletes keys older than IDEMPOTENCY_KEY_TTL_MS, hourly (FerretDB has no TTL indexes). */
   async function purgeExpired(): Promise<number> {
     const { deletedCount } = await requests.deleteMany({ expires_at: { $lte: new Date() } });
     return deletedCount;
@@ -228,8 +218,6 @@ export function requestKeys(db: Db, logger: Logger): RequestKeys {
         await sleep(POLL_MS);
       }
     },
-
-    purgeExpired,
 
     stop() {
       clearInterval(purge);

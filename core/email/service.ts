@@ -97,7 +97,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   });
 
   const limits = signupLimits(db, config.signup, logger);
-  const requests = requestKeys(db, logger);
+  const requests = requestKeys(db, records, logger);
 
   const send: EmailService['send'] = async (body, principal, options = {}) => {
     // Authorise first: unauthenticated callers get 401, not details about their payload.

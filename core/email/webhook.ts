@@ -48,6 +48,9 @@ const EVENT_MAP: Record<string, TrackedEvent> = {
 
 type Headers = Record<string, string | string[] | undefined>;
 
+/** The fields of one SendGrid event Mailroom reads (untrusted: every one checked before use). */
+type WebhookEvent = WebhookEventFields & { email_id?: unknown; timestamp?: unknown; email?: unknown };
+
 const header = (headers: Headers, name: string): string | undefined => {
   const found = Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
   return Array.isArray(found) ? found[0] : found;
@@ -95,10 +98,7 @@ export function createWebhookHandler(deps: {
    * Suppresses the event's recipient for the company that sent the email; only
    * an address the email was sent to (an event cannot name someone else).
    */
-  async function suppress(
-    emailId: string,
-    e: { email?: unknown; event?: unknown; type?: unknown; reason?: unknown },
-  ): Promise<boolean> {
+  async function suppress(emailId: string, e: WebhookEvent): Promise<boolean> {
     const reason = suppressionReasonOf(e);
     if (!reason || typeof e.email !== 'string') return false;
     const record = await deps.records.findById(emailId);
@@ -137,23 +137,20 @@ export function createWebhookHandler(deps: {
     }
     if (!Array.isArray(events)) throw new MailroomError('validation', WEBHOOK_BODY_NOT_ARRAY);
     // Record updates in bulk (one round trip per OPEN_WRITE_CHUNK events), then the suppressions.
-    type WebhookEvent = { email_id?: unknown; event?: unknown; timestamp?: unknown } & WebhookEventFields & {
-        email?: unknown;
-      };
     const parsed = events.map((raw) => {
-      const e = (isPlainObject(raw) ? raw : {}) as WebhookEvent;
+      const e: WebhookEvent = isPlainObject(raw) ? raw : {};
       const emailId = isUuid(e.email_id) ? e.email_id.toLowerCase() : undefined;
       const mapped = typeof e.event === 'string' ? EVENT_MAP[e.event] : undefined;
       return { e, emailId, mapped };
     });
-    const updates = parsed.flatMap(({ e, emailId, mapped }) =>
-      emailId && mapped ? [{ emailId, event: mapped, at: eventTime(e.timestamp) }] : [],
+    const existing = await deps.records.applyEvents(
+      parsed.flatMap(({ e, emailId, mapped }) =>
+        emailId && mapped ? [{ emailId, event: mapped, at: eventTime(e.timestamp) }] : [],
+      ),
     );
-    const matched = await deps.records.applyEvents(updates);
-    let next = 0;
     let applied = 0;
     for (const { e, emailId, mapped } of parsed) {
-      let changed = emailId !== undefined && mapped !== undefined && matched[next++] === true;
+      let changed = emailId !== undefined && mapped !== undefined && existing.has(emailId);
       if (emailId && (await suppress(emailId, e))) changed = true;
       webhookEvents.inc({ type: webhookEventType(e.event), result: changed ? 'applied' : 'ignored' });
       if (changed) applied++;
