@@ -32,13 +32,16 @@ const execFileAsync = promisify(execFile);
 export const TEMPORAL_CLI_VERSION = '1.9.1';
 export const FERRETDB_SOURCE_DIR = fileURLToPath(new URL('./ferretdb/', import.meta.url));
 /**
- * Our one patch of FerretDB's sources, built from a patched copy of the module: the
- * `_id` lookups spelled like the `_id` index, so SQLite uses it
- * (infra/ferretdb/README.md). Replaces this file of the FerretDB module.
+ * Our patches of FerretDB's sources (infra/ferretdb/README.md), each replacing one
+ * file of the FerretDB module; built from a patched copy of the module:
+ * the `_id` lookups spelled like the `_id` index, so SQLite uses it, and filters
+ * that contain an `_id` equality besides other conditions select by `_id` first.
  */
-const FERRETDB_PATCH = 'patch/metadata.go.overlay';
-const FERRETDB_PATCHED_FILE = 'internal/backends/sqlite/metadata/metadata.go';
-const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum', FERRETDB_PATCH];
+const FERRETDB_PATCHES: ReadonlyArray<{ overlay: string; replaces: string }> = [
+  { overlay: 'patch/metadata.go.overlay', replaces: 'internal/backends/sqlite/metadata/metadata.go' },
+  { overlay: 'patch/collection.go.overlay', replaces: 'internal/backends/sqlite/collection.go' },
+];
+const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum', ...FERRETDB_PATCHES.map((p) => p.overlay)];
 
 export type ProgressLog = (line: string) => void;
 const defaultLog: ProgressLog = (line) => console.log(`[provision] ${line}`);
@@ -255,8 +258,10 @@ export async function ensureFerretDb(log: ProgressLog = defaultLog): Promise<str
     // Build against a patched copy of the module (Go refuses overlays of files in its module cache).
     const patched = join(staging, 'ferretdb-src');
     await cp(stdout.trim(), patched, { recursive: true });
-    await chmod(join(patched, FERRETDB_PATCHED_FILE), 0o644);
-    await copyFile(join(FERRETDB_SOURCE_DIR, FERRETDB_PATCH), join(patched, FERRETDB_PATCHED_FILE));
+    for (const { overlay, replaces } of FERRETDB_PATCHES) {
+      await chmod(join(patched, replaces), 0o644);
+      await copyFile(join(FERRETDB_SOURCE_DIR, overlay), join(patched, replaces));
+    }
     const modfile = join(staging, 'go.mod');
     const goMod = await readFile(join(FERRETDB_SOURCE_DIR, 'go.mod'), 'utf8');
     await writeFile(modfile, `${goMod}\nreplace github.com/FerretDB/FerretDB => ${patched}\n`);

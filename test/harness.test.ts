@@ -75,6 +75,28 @@ describe('test harness', () => {
       assert.deepEqual(await things.findOne({ _id: 'a' }), { _id: 'a', name: 'updated', count: 3 });
     });
 
+    it('selects by the `_id` index when a filter has an `_id` equality besides other conditions', async () => {
+      // Every conditional write of Mailroom (claims, leases, "only if still pending")
+      // is `{ _id, …conditions }`: on FerretDB these scanned the collection until
+      // infra/ferretdb's second patch.
+      const things = database.db.collection<{ _id: string; n: number }>('conditional');
+      await things.insertMany(Array.from({ length: 50 }, (_, n) => ({ _id: `t${n}`, n })));
+      const filter = { _id: 't7', n: { $gte: 7 }, $or: [{ n: 7 }, { n: { $exists: false } }] };
+
+      const explained = JSON.stringify(
+        await database.db.command({ explain: { find: 'conditional', filter }, verbosity: 'queryPlanner' }),
+      );
+      // FerretDB answers SQLite's plan; MongoDB names its `_id` plan.
+      assert.match(explained, /USING INDEX \S+__id_|IDHACK|"indexName":"_id_"|EXPRESS/);
+      // Selecting by `_id` first must not change what matches.
+      assert.equal((await things.updateOne({ ...filter, n: 8 }, { $set: { n: 70 } })).matchedCount, 0);
+      assert.equal((await things.updateOne(filter, { $set: { n: 70 } })).matchedCount, 1);
+      assert.equal(await things.findOneAndUpdate(filter, { $set: { n: 71 } }), null);
+      assert.deepEqual(await things.findOne({ _id: 't7', n: 70 }), { _id: 't7', n: 70 });
+      assert.equal((await things.deleteOne({ _id: 't8', n: 9 })).deletedCount, 0);
+      assert.equal(await things.countDocuments({ _id: 't8', n: 8 }), 1);
+    });
+
     it('rejects a duplicate under a unique index with code 11000', async () => {
       const users = database.db.collection<{ email: string }>('users');
       await users.createIndex({ email: 1 }, { unique: true });
