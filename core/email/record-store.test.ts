@@ -15,13 +15,15 @@ import { welcomeBody } from '../../test/support/sample-emails.ts';
 
 /**
  * Regression guard for the access path of `emails`: FerretDB 1.24 (SQLite)
- * answers a filter without scanning only when it is exactly `{ _id: X }`;
- * anything else decodes every record (at 5,000 records a send took ~0.5 s per
- * update). With a few thousand records in place, every command the email core
- * sends to `emails` (and to `suppressions` and `email_requests`, read on
- * the send path) is watched on the wire (driver command monitoring) and
- * must filter by `_id` alone, with a plain value. No timing assertions: the
- * property is the query shape, which holds or fails the same on any machine.
+ * uses an index only to select by a top-level `_id` equality (upstream only
+ * when the filter is exactly `{ _id: X }`; our build also when other
+ * conditions stand beside it, infra/ferretdb/README.md); anything else
+ * decodes every record (at 5,000 records a send took ~0.5 s per update).
+ * With a few thousand records in place, every command the email core sends
+ * to `emails` (and to `suppressions` and `email_requests`, read on the send
+ * path) is watched on the wire (driver command monitoring) and must select
+ * by a plain `_id` value. No timing assertions: the property is the query
+ * shape, which holds or fails the same on any machine.
  */
 
 const SEEDED = 3000;
@@ -90,7 +92,7 @@ function filtersOf(event: CommandStartedEvent): Document[] | undefined {
   }
 }
 
-describe('the send path and events: every query filters by _id alone', () => {
+describe('the send path and events: every query selects by _id', () => {
   let core: EmailCore;
   let fake: FakeSendGrid;
   let email: EmailService;
@@ -129,13 +131,16 @@ describe('the send path and events: every query filters by _id alone', () => {
     watching = true;
   });
 
-  /** What ran against `emails` since the test began: at least one command, each by a plain `_id`. */
+  /**
+   * What ran against `emails` since the test began: at least one command, each
+   * selecting by a plain `_id` (other conditions may stand beside it).
+   */
   function assertOnlyIdFilters(expectedIds?: string[]) {
     watching = false;
     assert.ok(seen.length > 0, 'the operation read or wrote emails');
     for (const { command, filter } of seen) {
       const shown = `${command} ${JSON.stringify(filter)}`;
-      assert.deepEqual(Object.keys(filter), ['_id'], shown);
+      assert.ok(Object.keys(filter).includes('_id'), shown);
       assert.equal(typeof filter['_id'], 'string', shown);
       if (expectedIds) assert.ok(expectedIds.includes(filter['_id'] as string), shown);
     }

@@ -1,4 +1,4 @@
-import type { AnyBulkWriteOperation, Collection, Db, UpdateFilter } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import type { ErrorKind } from '../errors.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { BufferedOpen } from './open-buffer.ts';
@@ -8,11 +8,12 @@ import { emailIdOfViewKey, viewKeyMatches } from './view-key.ts';
 /**
  * The `emails` collection: how email records are written and read.
  *
- * Every runtime read and write filters by `{ _id }` ALONE. Why: FerretDB 1.24's
- * SQLite backend pushes a filter down to SQLite only when it is exactly
- * `{ _id: X }`; any other filter (`{ email_id }`, `{ view_key }`,
- * `{ _id, status: { $in } }`) scans and decodes the whole collection in Go
- * (measured at 5,000 records: ~500 ms per update, against ~36 ms by `_id`).
+ * Every runtime read and write selects by `_id`. Why: FerretDB 1.24's SQLite
+ * backend uses an index only for a top-level `_id` equality (upstream only for
+ * exactly `{ _id: X }`; our build also with other conditions beside it,
+ * infra/ferretdb/README.md); any other filter (`{ email_id }`, `{ view_key }`,
+ * `{ _id: { $in } }`) scans and decodes the whole collection in Go (measured at
+ * 5,000 records: ~500 ms per update, against ~1.5 ms by `_id`).
  * record-store.test.ts asserts this on the wire. Only $set/$min/$max updates:
  * FerretDB-compatible.
  */
@@ -66,18 +67,26 @@ export interface RecordStore {
     events: ReadonlyArray<{ emailId: string; event: TrackedEvent; at: Date }>,
   ): Promise<Set<string>>;
   /**
-   * A batch of pixel opens and link clicks (open-buffer.ts): each pixel key is
-   * checked like applyEvent's (one `{ _id }` read each, in parallel; a click
-   * names its email id, proven by its signed token), then the matching
-   * records are updated with bulk writes of OPEN_WRITE_CHUNK updates each (one
-   * round trip per chunk, not per open). Resolves with how many were recorded.
+   * A batch of pixel opens and link clicks (open-buffer.ts), written with bulk
+   * writes of OPEN_WRITE_CHUNK updates each (one round trip per chunk, not per
+   * open). A pixel open updates the record its key names only if the stored
+   * key is the one presented (`{ _id, view_key }`: no read first); a click
+   * names its email id, proven by its signed token. Resolves with how many
+   * were recorded.
    */
   applyOpens(opens: BufferedOpen[]): Promise<number>;
   /**
    * Each update on its record (one per record, by `_id`,
    * in bulk writes of OPEN_WRITE_CHUNK); resolves with how many matched.
    */
-  updateEach(updates: ReadonlyArray<{ emailId: string; update: UpdateFilter<EmailRecord> }>): Promise<number>;
+  updateEach(updates: ReadonlyArray<RecordUpdate>): Promise<number>;
+}
+
+/** One update of one record; `where`: conditions the record must meet besides its `_id`. */
+export interface RecordUpdate {
+  emailId: string;
+  where?: Filter<EmailRecord>;
+  update: UpdateFilter<EmailRecord>;
 }
 
 /**
@@ -110,19 +119,16 @@ export function recordStore(db: Db): RecordStore {
   }
 
   /**
-   * One update per record, by `_id` alone, in bulk writes of OPEN_WRITE_CHUNK
+   * One update per record, by `_id`, in bulk writes of OPEN_WRITE_CHUNK
    * (one round trip each), under each record's lock like every other write to
    * it (keyed-lock.ts). Resolves with how many records matched.
    */
-  async function updateEach(
-    updates: ReadonlyArray<{ emailId: string; update: UpdateFilter<EmailRecord> }>,
-    ordered: boolean,
-  ): Promise<number> {
+  async function updateEach(updates: ReadonlyArray<RecordUpdate>, ordered: boolean): Promise<number> {
     let matched = 0;
     for (let i = 0; i < updates.length; i += OPEN_WRITE_CHUNK) {
       const chunk = updates.slice(i, i + OPEN_WRITE_CHUNK);
-      const ops: AnyBulkWriteOperation<EmailRecord>[] = chunk.map(({ emailId, update }) => ({
-        updateOne: { filter: { _id: emailId }, update },
+      const ops: AnyBulkWriteOperation<EmailRecord>[] = chunk.map(({ emailId, where, update }) => ({
+        updateOne: { filter: { _id: emailId, ...where }, update },
       }));
       const result = await lock.runAll(
         chunk.map((u) => u.emailId),
@@ -239,26 +245,14 @@ export function recordStore(db: Db): RecordStore {
     updateEach: (updates) => updateEach(updates, false),
 
     async applyOpens(opens) {
-      const resolved = await Promise.all(
-        opens.map(async (open) => ({
-          open,
-          // A click's email id comes from a signed token: no key to check.
-          emailId:
-            open.emailId ??
-            (open.viewKey === undefined ? undefined : await resolveId({ view_key: open.viewKey })),
-        })),
-      );
-      const known = resolved.filter(
-        (r): r is { open: BufferedOpen; emailId: string } => r.emailId !== undefined,
-      );
-      if (known.length === 0) return 0;
-      return updateEach(
-        known.map(({ open, emailId }) => ({
-          emailId,
-          update: openUpdate(open.first, open.last, open.clicked),
-        })),
-        false,
-      );
+      const updates = opens.flatMap((open): RecordUpdate[] => {
+        const update = openUpdate(open.first, open.last, open.clicked);
+        // A click's email id comes from a signed token: no key to check.
+        if (open.emailId !== undefined) return [{ emailId: open.emailId, update }];
+        const emailId = open.viewKey === undefined ? undefined : emailIdOfViewKey(open.viewKey);
+        return emailId === undefined ? [] : [{ emailId, where: { view_key: open.viewKey }, update }];
+      });
+      return updates.length === 0 ? 0 : updateEach(updates, false);
     },
   };
 

@@ -17,7 +17,7 @@ import type { EmailStatusValue, SkippedRecipient } from './schema.ts';
  * are set whatever the status: an open of a bounced message is still an open.
  */
 export interface EmailRecord {
-  /** The email id (FerretDB answers only `{ _id }` filters without a scan). */
+  /** The email id (FerretDB answers only `_id` equalities without a scan). */
   _id: string;
   /** Same value as `_id`: readable in the raw data, unique index on MongoDB. */
   email_id: string;
