@@ -22,6 +22,12 @@ interface IdempotencyDoc {
 
 export interface IdempotencyKeys {
   /**
+   * A key's first attempt in one write: reserves `candidateId` for `key` with
+   * the attempt lease already taken until `until`. False when the key exists
+   * (an earlier attempt reserved it): the caller takes reserve + claimAttempt.
+   */
+  reserveFirst(key: string, candidateId: string, until: Date): Promise<boolean>;
+  /**
    * The record id reserved for `key`: the first caller's `candidateId` wins,
    * every later caller gets the same id back.
    */
@@ -42,6 +48,21 @@ export function idempotencyKeys(db: Db): IdempotencyKeys {
   const lock = new KeyedLock();
 
   return {
+    async reserveFirst(key, candidateId, until) {
+      try {
+        await keys.insertOne({
+          _id: key,
+          email_id: candidateId,
+          created_at: new Date(),
+          attempt_until: until,
+        });
+        return true;
+      } catch (err) {
+        if (isDuplicateKeyError(err)) return false;
+        throw err;
+      }
+    },
+
     async reserve(key, candidateId) {
       try {
         const doc = await keys.findOneAndUpdate(
@@ -65,10 +86,9 @@ export function idempotencyKeys(db: Db): IdempotencyKeys {
 
     /*
      * The conditional filter is atomic on MongoDB, so two processes cannot
-     * both take the lease. On FerretDB it is not pushed down (only a bare
-     * `{ _id }` is): a scan of `email_idempotency`, which holds only workflow
-     * sends, never of `emails`; and FerretDB's updates are read-modify-write,
-     * so the in-process lock serialises concurrent claims of one key.
+     * both take the lease. FerretDB selects the key by `_id` (its index) and
+     * checks the lease in memory; its updates are read-modify-write, so the
+     * in-process lock serialises concurrent claims of one key.
      */
     claimAttempt: (key, until) =>
       lock.run(key, async () => {

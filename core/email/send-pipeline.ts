@@ -80,6 +80,8 @@ const ATTEMPT_LEASE_MS = 60_000;
  */
 export const OUTCOME_WAIT_MS = 60_000;
 
+const leaseUntil = () => new Date(Date.now() + ATTEMPT_LEASE_MS);
+
 export type Deliver = (
   input: NormalizedSend,
   attachments: OutgoingAttachment[],
@@ -122,15 +124,19 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
   ): Promise<{ record: EmailRecord; isNew: boolean } | { done: SendResult }> {
     if (key === undefined)
       return { record: newRecord(input, identity, randomUUID(), undefined), isNew: true };
-    const emailId = await keys.reserve(key, randomUUID());
+    const candidateId = randomUUID();
+    // The usual case, a key's first attempt: one write reserves the record id
+    // and takes the lease, and no record can exist yet.
+    if (await keys.reserveFirst(key, candidateId, leaseUntil()))
+      return { record: newRecord(input, identity, candidateId, key), isNew: true };
+    const emailId = await keys.reserve(key, candidateId);
     // Replays of a finished send are answered without touching the lease.
     const seen = await records.findById(emailId);
     const replay = seen && finished(seen);
     if (replay) return replay;
     // Pending or not yet created: a previous attempt failed transiently (retry
     // it) or is still running (don't send twice).
-    if (!(await keys.claimAttempt(key, new Date(Date.now() + ATTEMPT_LEASE_MS))))
-      throw new MailroomError('transient', IN_PROGRESS);
+    if (!(await keys.claimAttempt(key, leaseUntil()))) throw new MailroomError('transient', IN_PROGRESS);
     // Read again under the lease: the previous holder may have finished in between.
     const existing = await records.findById(emailId);
     if (!existing) return { record: newRecord(input, identity, emailId, key), isNew: true };
