@@ -33,7 +33,8 @@ export interface RecordStore {
   /**
    * `othersMayHaveFailedIt`: whether another writer (a workflow giving up, the
    * sweeper) may have failed the record as "outcome unknown" while the
-   * provider had it, which this then undoes (one more read). False for an HTTP
+   * provider had it, which this then undoes (the write answers the record as
+   * it was, one round trip; a second write only when it was). False for an HTTP
    * send answered within the provider's timeout: nobody else writes its record.
    */
   markSent(emailId: string, providerId: string, othersMayHaveFailedIt?: boolean): Promise<void>;
@@ -160,22 +161,27 @@ export function recordStore(db: Db): RecordStore {
       lock.run(emailId, async () => {
         const now = new Date();
         // The provider id is kept even if a webhook event already moved the status on.
-        await emails.updateOne(
-          { _id: emailId },
-          {
-            $set: {
-              provider_id: providerId,
-              updated_at: now,
-              error: null,
-              error_kind: null,
-              attempt_id: null,
-              attempt_started_at: null,
-            },
-            $min: { sent_at: now },
-            $max: { status_rank: STATUS_RANK.sent },
+        const sent: UpdateFilter<EmailRecord> = {
+          $set: {
+            provider_id: providerId,
+            updated_at: now,
+            error: null,
+            error_kind: null,
+            attempt_id: null,
+            attempt_started_at: null,
           },
-        );
-        if (othersMayHaveFailedIt) await undoUnknownOutcome(emailId);
+          $min: { sent_at: now },
+          $max: { status_rank: STATUS_RANK.sent },
+        };
+        if (!othersMayHaveFailedIt) {
+          await emails.updateOne({ _id: emailId }, sent);
+          return;
+        }
+        // The record as it was before this write, in the same round trip: was
+        // it failed as "outcome unknown" meanwhile? The answer proves otherwise.
+        // (No projection: FerretDB does not implement one on findAndModify.)
+        const before = await emails.findOneAndUpdate({ _id: emailId }, sent, { returnDocument: 'before' });
+        if (before && wasGuessedFailed(before)) await setHandedOverRank(emailId, { ...before, ...sent.$set });
       }),
 
     /*
@@ -263,16 +269,15 @@ export function recordStore(db: Db): RecordStore {
    * terminal: it was a guess, and now the answer is known.
    */
   async function undoUnknownOutcome(emailId: string): Promise<void> {
-    // A read then a write, both by `_id` (findAndModify would be one round
-    // trip, but is not known to take FerretDB's fast path).
-    const after = await emails.findOne(
-      { _id: emailId },
-      { projection: { status_rank: 1, error_kind: 1, bounced_at: 1, opened: 1, delivered: 1 } },
-    );
-    if (!after || after.status_rank !== STATUS_RANK.failed || after.error_kind !== 'outcome_unknown') return;
+    // A read then a write, both by `_id`: the write only in the rare case.
+    const after = await emails.findOne({ _id: emailId }, { projection: HANDED_OVER_FIELDS });
+    if (after && wasGuessedFailed(after)) await setHandedOverRank(emailId, after);
+  }
+
+  async function setHandedOverRank(emailId: string, record: Partial<EmailRecord>): Promise<void> {
     await emails.updateOne(
-      { _id: after._id },
-      { $set: { status_rank: handedOverRank(after), error: null, error_kind: null, attempt_id: null } },
+      { _id: emailId },
+      { $set: { status_rank: handedOverRank(record), error: null, error_kind: null, attempt_id: null } },
     );
   }
 
@@ -283,6 +288,13 @@ export function recordStore(db: Db): RecordStore {
     return true;
   }
 }
+
+/** What undoing an "outcome unknown" failure reads of a record. */
+const HANDED_OVER_FIELDS = { status_rank: 1, error_kind: 1, bounced_at: 1, opened: 1, delivered: 1 } as const;
+
+/** Failed because the outcome was unknown: a guess, which a sign of the provider having it undoes. */
+const wasGuessedFailed = (record: Partial<EmailRecord>) =>
+  record.status_rank === STATUS_RANK.failed && record.error_kind === 'outcome_unknown';
 
 /**
  * One event as one update: flags whatever the status, `$min` keeps the first

@@ -295,6 +295,22 @@ describe('email service core', () => {
       assert.equal(stored?.['provider_id'], 'late-id');
     });
 
+    it('a provider answer after the record was failed as outcome unknown makes it sent again', async () => {
+      const records = recordStore(database.db);
+      const sent = await email.send(body('answered late'), authenticatedAs(caller));
+      await emails().updateOne({ _id: sent.email_id }, { $set: { status_rank: STATUS_RANK.pending } });
+      assert.equal(
+        await records.markFailed(sent.email_id, 'email outcome unknown: not resent.', 'outcome_unknown'),
+        true,
+      );
+      await records.markSent(sent.email_id, 'late-answer');
+      const stored = await record(sent.email_id);
+      assert.equal(stored?.['status'], 'sent');
+      assert.equal(stored?.['error'], null);
+      assert.equal(stored?.['error_kind'], null);
+      assert.equal(stored?.['provider_id'], 'late-answer');
+    });
+
     it('failed is terminal for delivery; an open still sets the flag', async () => {
       fake.plan(400);
       await failure(email.send(body('will fail'), authenticatedAs(caller)));
