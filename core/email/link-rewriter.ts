@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { SAXParser, type StartTag } from 'parse5-sax-parser';
 
 /**
@@ -31,10 +30,26 @@ interface Span {
   text: string;
 }
 
+/**
+ * parse5's SAX parser with its text left out: only start tags are wanted, and
+ * the parser would otherwise build every run of text a character at a time
+ * (measured: 2.4× the time of a 5 KB email). Fed straight to the tokenizer,
+ * without the stream the SAX parser is, since the input is one string.
+ */
+class StartTagScanner extends SAXParser {
+  override onCharacter(): void {}
+  override onWhitespaceCharacter(): void {}
+  override onNullCharacter(): void {}
+
+  scan(chunk: string, last: boolean): void {
+    this.tokenizer.write(chunk, last);
+  }
+}
+
 export async function rewriteLinks(html: string, rewrite: RewriteHref): Promise<string> {
   const spans: Span[] = [];
-  const parser = new SAXParser({ sourceCodeLocationInfo: true });
-  parser.on('startTag', (tag: StartTag) => {
+  const scanner = new StartTagScanner({ sourceCodeLocationInfo: true });
+  scanner.on('startTag', (tag: StartTag) => {
     if (tag.tagName !== 'a') return;
     const href = tag.attrs.find((a) => a.name === 'href' && !a.prefix);
     if (!href) return;
@@ -52,15 +67,13 @@ export async function rewriteLinks(html: string, rewrite: RewriteHref): Promise<
       text: `href="${escapeAttribute(replacement)}"`,
     });
   });
-  const done = once(parser, 'finish');
   // In slices, yielding between them: a 2 MB body never holds the event loop
   // for long (source offsets run on across slices).
   for (let at = 0; at < html.length; at += SLICE) {
-    parser.write(html.slice(at, at + SLICE));
-    await new Promise((resolve) => setImmediate(resolve));
+    if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+    scanner.scan(html.slice(at, at + SLICE), false);
   }
-  parser.end();
-  await done;
+  scanner.scan('', true);
   if (spans.length === 0) return html;
   const parts: string[] = [];
   let at = 0;
