@@ -1,7 +1,8 @@
 # One image for both processes; docker-compose.yml picks the command:
-#   api:    node --import tsx api/server.ts      (the default CMD)
-#   worker: node --import tsx worker/worker.ts
-# TypeScript runs through tsx (a runtime dependency), so there is no compile step;
+#   api:    node bin/run-ts.mjs api/server.ts      (the default CMD)
+#   worker: node bin/run-ts.mjs worker/worker.ts
+# TypeScript runs through tsx (a runtime dependency; bin/run-ts.mjs registers it in
+# the main thread only), so there is no compile step;
 # the workflow bundle is built here once so workers start without webpack.
 FROM node:20-bookworm-slim
 
@@ -18,4 +19,4 @@ ENV WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
 
 USER node
 EXPOSE 3000
-CMD ["node", "--import", "tsx", "api/server.ts"]
+CMD ["node", "bin/run-ts.mjs", "api/server.ts"]

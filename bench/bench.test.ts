@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseRatioLine } from './lib/measure.ts';
 import { ROOT } from './lib/processes.ts';
+import { RUN_TS } from '../infra/services.ts';
 
 /**
  * The bench itself still works: BENCH_QUICK=1 runs every path against its
@@ -24,7 +25,7 @@ test(
   'npm run bench (BENCH_QUICK=1) prints every ratio line with its target, and the peak RSS',
   { timeout: 600_000 },
   async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/run.ts')], {
+    const child = spawn(process.execPath, [RUN_TS, join(ROOT, 'bench/run.ts')], {
       cwd: ROOT,
       env: { ...process.env, BENCH_QUICK: '1', BENCH_ONLY: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

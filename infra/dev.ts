@@ -7,6 +7,7 @@ import { devSecret } from './dev-secret.ts';
 import { startMailSink, type MailSink } from './mail-sink.ts';
 import { provision } from './provision.ts';
 import {
+  RUN_TS,
   portInUse,
   startMongo,
   startProcess,
@@ -235,7 +236,7 @@ async function waitForPlatform(readyUrl: string, childEnv: NodeJS.ProcessEnv): P
 }
 
 async function runApp(name: 'worker' | 'api', entry: string, childEnv: NodeJS.ProcessEnv): Promise<void> {
-  const proc = await startProcess(name, process.execPath, ['--import', 'tsx', entry], {
+  const proc = await startProcess(name, process.execPath, [RUN_TS, entry], {
     cwd: ROOT,
     env: childEnv,
     logFile: join(DATA, 'logs', `${name}.log`),

@@ -3,6 +3,7 @@ import { createWriteStream, openSync, closeSync, type WriteStream } from 'node:f
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { stripVTControlCharacters } from 'node:util';
 import { Connection } from '@temporalio/client';
@@ -18,6 +19,12 @@ import { SEARCH_ATTRIBUTES } from '../core/workflows/search-attributes.ts';
  * anything it spawned) and is killed when this process exits, even on an
  * uncaught error. A server counts as started only once it really answers.
  */
+
+/**
+ * Runs a TypeScript entry point: `node RUN_TS <entry.ts>` (bin/run-ts.mjs: tsx in
+ * the main thread only, so the Temporal worker's workflow thread starts without it).
+ */
+export const RUN_TS = fileURLToPath(new URL('../bin/run-ts.mjs', import.meta.url));
 
 export interface ServiceHandle {
   name: string;

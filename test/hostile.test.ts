@@ -10,7 +10,7 @@ import { keyStore } from '../core/api-keys/key-store.ts';
 import { connectDatabase, type Database } from '../core/db.ts';
 import { SCOPES } from '../core/identity.ts';
 import { createLogger } from '../core/logger.ts';
-import { freePort } from '../infra/services.ts';
+import { RUN_TS, freePort } from '../infra/services.ts';
 import { mongoUri, temporalAddress, TEST_SECRET, uniqueName } from './support/env.ts';
 import { FakeSendGrid } from './support/fake-sendgrid.ts';
 
@@ -44,7 +44,7 @@ before(async () => {
   url.pathname = `/${name}`;
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  server = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+  server = spawn(process.execPath, [RUN_TS, 'api/server.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env['PATH'],

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../core/config.ts';
-import { freePort } from '../infra/services.ts';
+import { RUN_TS, freePort } from '../infra/services.ts';
 import { startEmailApp } from './support/email-app.ts';
 import { Scrape } from './support/metrics.ts';
 import { invoiceBody } from './support/sample-emails.ts';
@@ -229,7 +229,7 @@ describe('METRICS_PORT', () => {
     async () => {
       const token = 'metrics-token-0123456789';
       const [port, metricsPort] = [await freePort(), await freePort()];
-      const gateway = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+      const gateway = spawn(process.execPath, [RUN_TS, 'api/server.ts'], {
         cwd: ROOT,
         env: {
           PATH: process.env['PATH'],

@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 import { temporalAddress } from './support/env.ts';
+import { RUN_TS } from '../infra/services.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -84,7 +85,7 @@ after(async () => {
 });
 
 function startWorkerProcess(temporal = proxy.address): ChildProcess {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'worker/worker.ts'], {
+  const proc = spawn(process.execPath, [RUN_TS, 'worker/worker.ts'], {
     cwd: ROOT,
     env: h.workerProcessEnv({ TEMPORAL_ADDRESS: temporal }),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../infra/services.ts';
+import { RUN_TS, freePort } from '../infra/services.ts';
 import { Scrape } from '../test/support/metrics.ts';
 import { WorkflowHarness } from '../test/support/workflow-harness.ts';
 import { workerMetrics } from './telemetry.ts';
@@ -24,7 +24,7 @@ const token = `scrape-${randomUUID()}`;
 before(async () => {
   await h.start({ AUTH_MODE: 'trusted-headers' });
   address = `127.0.0.1:${await freePort()}`;
-  worker = spawn(process.execPath, ['--import', 'tsx', 'worker/worker.ts'], {
+  worker = spawn(process.execPath, [RUN_TS, 'worker/worker.ts'], {
     cwd: ROOT,
     env: h.workerProcessEnv({ WORKER_METRICS_ADDRESS: address, METRICS_TOKEN: token }),
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -9,13 +9,13 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
-import { freePort } from '../infra/services.ts';
+import { RUN_TS, freePort } from '../infra/services.ts';
 import { mongoUri, TEST_SECRET, uniqueName } from '../test/support/env.ts';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
 async function runWorker(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'worker', 'worker.ts')], {
+  const child = spawn(process.execPath, [RUN_TS, join(ROOT, 'worker', 'worker.ts')], {
     cwd: ROOT,
     env: {
       ...process.env,

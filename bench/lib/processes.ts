@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startProcess, type Spawned } from '../../infra/services.ts';
+import { RUN_TS, startProcess, type Spawned } from '../../infra/services.ts';
 
 export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
@@ -13,7 +13,7 @@ export interface NodeProcess extends Spawned {
 }
 
 /**
- * A TypeScript entry point in its own Node process (`node --import tsx`, so the
+ * A TypeScript entry point in its own Node process (`node bin/run-ts.mjs`, so the
  * pid is the process doing the work, not a wrapper): the gateway, the worker,
  * the floors. Its output goes to `logFile`.
  */
@@ -24,12 +24,11 @@ export async function startNode(
   logFile: string,
   nodeArgs: string[] = [],
 ): Promise<NodeProcess> {
-  const spawned = await startProcess(
-    name,
-    process.execPath,
-    [...nodeArgs, '--import', 'tsx', join(ROOT, script)],
-    { env: { ...process.env, ...env }, cwd: ROOT, logFile },
-  );
+  const spawned = await startProcess(name, process.execPath, [...nodeArgs, RUN_TS, join(ROOT, script)], {
+    env: { ...process.env, ...env },
+    cwd: ROOT,
+    logFile,
+  });
   return { ...spawned, name, pid: spawned.child.pid!, logFile };
 }
 

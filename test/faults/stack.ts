@@ -5,6 +5,7 @@ import { MongoClient, type Db } from 'mongodb';
 import { FakeSendGrid } from '../../infra/fake-sendgrid.ts';
 import { answerBody } from '../support/http.ts';
 import {
+  RUN_TS,
   freePort,
   startMongo,
   startProcess,
@@ -18,7 +19,7 @@ import { TEST_SECRET, uniqueName } from '../support/env.ts';
 /**
  * What a fault case runs against: the real servers (Temporal with a
  * persistent SQLite file, FerretDB), the real gateway and worker as their own
- * processes (`node --import tsx api/server.ts | worker/worker.ts`), and the
+ * processes (`node bin/run-ts.mjs api/server.ts | worker/worker.ts`), and the
  * fake SendGrid over real HTTP, which posts `processed` events to the
  * gateway's Event Webhook like SendGrid does. Loopback only. Each case gets a
  * database and a task queue of its own; `close()` stops what the case started.
@@ -180,7 +181,7 @@ export class Stack {
   }
 
   async startGateway(): Promise<Proc> {
-    const spawned = await startProcess('gateway', process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+    const spawned = await startProcess('gateway', process.execPath, [RUN_TS, 'api/server.ts'], {
       cwd: ROOT,
       env: this.env({ PORT: String(this.gatewayPort), PUBLIC_BASE_URL: this.gatewayUrl }),
       logFile: this.log('gateway'),
@@ -191,7 +192,7 @@ export class Stack {
   }
 
   async startWorker(): Promise<Proc> {
-    const spawned = await startProcess('worker', process.execPath, ['--import', 'tsx', 'worker/worker.ts'], {
+    const spawned = await startProcess('worker', process.execPath, [RUN_TS, 'worker/worker.ts'], {
       cwd: ROOT,
       env: this.env(),
       logFile: this.log('worker'),
