@@ -34,8 +34,26 @@ import { benchWorkerStart, benchWorkflows } from './workflows.ts';
  */
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const SIZES = QUICK
-  ? { pixel: 300, send: 40, bulkSize: 100, bulkRounds: 1, sequential: 3, parallel: 10, workerStart: 1 }
-  : { pixel: 1000, send: 300, bulkSize: 100, bulkRounds: 5, sequential: 20, parallel: 200, workerStart: 3 };
+  ? {
+      pixel: 300,
+      send: 40,
+      bulkSize: 100,
+      bulkRounds: 1,
+      sequential: 3,
+      parallel: 10,
+      bursts: 1,
+      workerStart: 1,
+    }
+  : {
+      pixel: 1000,
+      send: 300,
+      bulkSize: 100,
+      bulkRounds: 5,
+      sequential: 20,
+      parallel: 200,
+      bursts: 3,
+      workerStart: 3,
+    };
 const only = new Set((process.env['BENCH_ONLY'] ?? '').split(',').filter(Boolean));
 const wanted = (name: string) => only.size === 0 || only.has(name);
 
@@ -72,7 +90,7 @@ try {
     ratios.push(await step('bulk', () => benchBulk(env, { size: SIZES.bulkSize, rounds: SIZES.bulkRounds })));
   if (wanted('workflow_latency') || wanted('workflow_throughput')) {
     const w = await step('workflows', () =>
-      benchWorkflows(env, { sequential: SIZES.sequential, parallel: SIZES.parallel }),
+      benchWorkflows(env, { sequential: SIZES.sequential, parallel: SIZES.parallel, bursts: SIZES.bursts }),
     );
     if (wanted('workflow_latency')) {
       ratios.push(w.latency);
