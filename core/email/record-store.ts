@@ -59,10 +59,10 @@ export interface RecordStore {
     at?: Date,
   ): Promise<boolean>;
   /**
-   * Provider events in arrival order (one webhook request): each record is
-   * checked with a `{ _id }` read (in parallel), then the updates go out in
-   * bulk writes of OPEN_WRITE_CHUNK, in order. Resolves with the ids of the
-   * records that exist (the events that matched one).
+   * Provider events in arrival order (one webhook request): the updates go
+   * out in bulk writes of OPEN_WRITE_CHUNK, in order, then each record is read
+   * once by `_id` (in parallel) to undo a guessed failure. Resolves with the
+   * ids of the records that exist (the events that matched one).
    */
   applyEvents(
     events: ReadonlyArray<{ emailId: string; event: TrackedEvent; at: Date }>,
@@ -235,17 +235,16 @@ export function recordStore(db: Db): RecordStore {
     },
 
     async applyEvents(events) {
-      const ids = [...new Set(events.map((e) => e.emailId))];
-      const found = await Promise.all(ids.map((_id) => emails.findOne({ _id }, { projection: { _id: 1 } })));
-      const existing = new Set(found.flatMap((doc) => (doc ? [doc._id] : [])));
-      const known = events.filter((e) => existing.has(e.emailId));
-      // In arrival order (`time` is the latest open).
+      // In arrival order (`time` is the latest open); an unknown id matches nothing.
       await updateEach(
-        known.map((e) => ({ emailId: e.emailId, update: eventUpdate(e.event, e.at) })),
+        events.map((e) => ({ emailId: e.emailId, update: eventUpdate(e.event, e.at) })),
         true,
       );
-      await Promise.all([...existing].map((id) => lock.run(id, () => undoUnknownOutcome(id))));
-      return existing;
+      // One read per record afterwards says both whether it exists and whether
+      // a guessed failure must be undone.
+      const ids = [...new Set(events.map((e) => e.emailId))];
+      const found = await Promise.all(ids.map((id) => lock.run(id, () => undoUnknownOutcome(id))));
+      return new Set(ids.filter((_, i) => found[i]));
     },
 
     updateEach: (updates) => updateEach(updates, false),
@@ -268,10 +267,11 @@ export function recordStore(db: Db): RecordStore {
    * takes the status its events give it. The one case where `failed` is not
    * terminal: it was a guess, and now the answer is known.
    */
-  async function undoUnknownOutcome(emailId: string): Promise<void> {
+  async function undoUnknownOutcome(emailId: string): Promise<boolean> {
     // A read then a write, both by `_id`: the write only in the rare case.
     const after = await emails.findOne({ _id: emailId }, { projection: HANDED_OVER_FIELDS });
     if (after && wasGuessedFailed(after)) await setHandedOverRank(emailId, after);
+    return after !== null;
   }
 
   async function setHandedOverRank(emailId: string, record: Partial<EmailRecord>): Promise<void> {
@@ -282,9 +282,12 @@ export function recordStore(db: Db): RecordStore {
   }
 
   async function applyEventLocked(emailId: string, event: TrackedEvent, at: Date): Promise<boolean> {
-    const found = await emails.updateOne({ _id: emailId }, eventUpdate(event, at));
-    if (found.matchedCount === 0) return false;
-    await undoUnknownOutcome(emailId);
+    // The record after the event, in the same round trip (as markSent reads the one before).
+    const after = await emails.findOneAndUpdate({ _id: emailId }, eventUpdate(event, at), {
+      returnDocument: 'after',
+    });
+    if (!after) return false;
+    if (wasGuessedFailed(after)) await setHandedOverRank(emailId, after);
     return true;
   }
 }
