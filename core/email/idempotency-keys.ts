@@ -23,15 +23,12 @@ interface IdempotencyDoc {
 export interface IdempotencyKeys {
   /**
    * A key's first attempt in one write: reserves `candidateId` for `key` with
-   * the attempt lease already taken until `until`. False when the key exists
-   * (an earlier attempt reserved it): the caller takes reserve + claimAttempt.
+   * the attempt lease already taken until `until`. The first caller wins; false
+   * when the key exists (an earlier attempt reserved it): the caller reads the
+   * reserved id (findEmailId) and takes the lease with claimAttempt. Keys are
+   * never deleted, so that id stays.
    */
   reserveFirst(key: string, candidateId: string, until: Date): Promise<boolean>;
-  /**
-   * The record id reserved for `key`: the first caller's `candidateId` wins,
-   * every later caller gets the same id back.
-   */
-  reserve(key: string, candidateId: string): Promise<string>;
   findEmailId(key: string): Promise<string | undefined>;
   /**
    * Takes the attempt lease of `key` until `until`; false when another attempt
@@ -61,23 +58,6 @@ export function idempotencyKeys(db: Db): IdempotencyKeys {
         if (isDuplicateKeyError(err)) return false;
         throw err;
       }
-    },
-
-    async reserve(key, candidateId) {
-      try {
-        const doc = await keys.findOneAndUpdate(
-          { _id: key },
-          { $setOnInsert: { email_id: candidateId, created_at: new Date() } },
-          { upsert: true, returnDocument: 'after' },
-        );
-        if (doc) return doc.email_id;
-      } catch (err) {
-        // Two concurrent upserts of the same _id: the loser reads the winner's id.
-        if (!isDuplicateKeyError(err)) throw err;
-      }
-      const existing = await keys.findOne({ _id: key });
-      if (!existing) throw new Error(`idempotency key vanished: ${key}`);
-      return existing.email_id;
     },
 
     async findEmailId(key) {

@@ -129,7 +129,8 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     // and takes the lease, and no record can exist yet.
     if (await keys.reserveFirst(key, candidateId, leaseUntil()))
       return { record: newRecord(input, identity, candidateId, key), isNew: true };
-    const emailId = await keys.reserve(key, candidateId);
+    const emailId = await keys.findEmailId(key);
+    if (emailId === undefined) throw new Error(`idempotency key vanished: ${key}`);
     // Replays of a finished send are answered without touching the lease.
     const seen = await records.findById(emailId);
     const replay = seen && finished(seen);
