@@ -123,11 +123,12 @@ export async function startBenchEnv(log: (line: string) => void): Promise<BenchE
       LOG_LEVEL: 'warn',
       LOG_PRETTY: 'false',
     };
-    // BENCH_CPU_PROF=<dir>: our gateway and worker write V8 CPU profiles there at exit (open in Chrome DevTools / speedscope).
+    // BENCH_CPU_PROF=<dir>: our gateway and worker, and the floors' worker and send server, write V8 CPU
+    // profiles there at exit (open in Chrome DevTools / speedscope).
     const profDir = process.env['BENCH_CPU_PROF'];
     const start = async (name: string, script: string, env: NodeJS.ProcessEnv = {}) => {
       const nodeArgs =
-        profDir && (name === 'gateway' || name === 'worker')
+        profDir && ['gateway', 'worker', 'noop-worker', 'send-floor', 'pixel-floor'].includes(name)
           ? [`--cpu-prof`, `--cpu-prof-dir=${join(profDir, name)}`]
           : [];
       const proc = await startNode(

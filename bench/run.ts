@@ -37,6 +37,8 @@ const SIZES = QUICK
   ? {
       pixel: 300,
       send: 40,
+      sendRounds: 1,
+      sendWarmup: 20,
       bulkSize: 100,
       bulkRounds: 1,
       sequential: 3,
@@ -47,6 +49,8 @@ const SIZES = QUICK
   : {
       pixel: 1000,
       send: 300,
+      sendRounds: 3,
+      sendWarmup: 200,
       bulkSize: 100,
       bulkRounds: 5,
       sequential: 20,
@@ -77,7 +81,16 @@ try {
   if (wanted('pixel'))
     ratios.push(await step('pixel', () => benchPixel(env, { count: SIZES.pixel, connections: 20 })));
   if (wanted('send')) {
-    ratios.push(await step('send', () => benchSend(env, { count: SIZES.send, concurrency: 10 })));
+    ratios.push(
+      await step('send', () =>
+        benchSend(env, {
+          count: SIZES.send,
+          concurrency: 10,
+          rounds: SIZES.sendRounds,
+          warmup: SIZES.sendWarmup,
+        }),
+      ),
+    );
     storageFloors.push(
       await step('send: storage floor', () =>
         onScratchDatabase(env.database.client, env.database.db.databaseName, (db) =>

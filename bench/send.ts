@@ -4,7 +4,15 @@ import { invoiceBody } from '../test/support/sample-emails.ts';
 import { freePort } from '../infra/services.ts';
 import type { BenchEnv } from './env.ts';
 import { httpLoad } from './lib/http-load.ts';
-import { measure, throughputRatio, totalTimeRatio, type Ratio } from './lib/measure.ts';
+import {
+  combine,
+  measure,
+  roundRatios,
+  throughputRatio,
+  totalTimeRatio,
+  type Figures,
+  type Ratio,
+} from './lib/measure.ts';
 import { waitForHttp } from './lib/processes.ts';
 
 /** The identity headers of one tenant (AUTH_MODE trusted-headers: a proxy vouches for them). */
@@ -21,8 +29,18 @@ export function tenantHeaders(): Record<string, string> {
  * send: `POST /api/email/send` (the invoice the tests send) through the
  * gateway, `concurrency` at once, against the floor server
  * (bench/floors/send-server.ts): insert, the same provider call, update.
+ *
+ * Both servers are first warmed with `warmup` requests (a long-running
+ * server's steady state: JIT-compiled, pools filled; measured: the first few
+ * hundred requests after start cost both up to twice the CPU of later ones),
+ * then measured in `rounds` alternating rounds of `count / rounds` requests,
+ * the times summed: on a shared machine one measurement of either moved by
+ * ±20% from run to run.
  */
-export async function benchSend(env: BenchEnv, opts: { count: number; concurrency: number }): Promise<Ratio> {
+export async function benchSend(
+  env: BenchEnv,
+  opts: { count: number; concurrency: number; rounds: number; warmup: number },
+): Promise<Ratio> {
   const body = invoiceBody();
   const headers = tenantHeaders();
   const rendered = renderEmail({
@@ -36,27 +54,44 @@ export async function benchSend(env: BenchEnv, opts: { count: number; concurrenc
   const floorUrl = `http://127.0.0.1:${port}`;
   await waitForHttp(floorServer, `${floorUrl}/`, 60_000).catch(() => undefined); // 404 is "up" too
   const floorBody = JSON.stringify({ to: 'customer@example.com', subject: body['subject'], ...rendered });
-  const load = { count: opts.count, connections: opts.concurrency };
-  const floor = await httpLoad('floor: bare Koa insert+provider+update', floorUrl, load, () => ({
-    method: 'POST',
-    path: '/send',
-    headers: { 'content-type': 'application/json' },
-    body: floorBody,
-  }));
-  await floorServer.stop(5000);
   const sendBody = JSON.stringify(body);
-  const ours = await httpLoad(
-    `POST /api/email/send (${opts.concurrency} at once)`,
-    env.gatewayUrl,
-    load,
-    () => ({
+  const floorName = 'floor: bare Koa insert+provider+update';
+  const oursName = `POST /api/email/send (${opts.concurrency} at once)`;
+  const load = (count: number) => ({ count, connections: opts.concurrency, warmup: 0 });
+  const floor = (name: string, count: number) =>
+    httpLoad(name, floorUrl, load(count), () => ({
+      method: 'POST',
+      path: '/send',
+      headers: { 'content-type': 'application/json' },
+      body: floorBody,
+    }));
+  const ours = (name: string, count: number) =>
+    httpLoad(name, env.gatewayUrl, load(count), () => ({
       method: 'POST',
       path: '/api/email/send',
       headers,
       body: sendBody,
-    }),
-  );
-  return throughputRatio('send', 0.7, ours, floor);
+    }));
+  await floor('warm-up', opts.warmup);
+  await ours('warm-up', opts.warmup);
+  const perRound = Math.ceil(opts.count / opts.rounds);
+  const floorRounds: Figures[] = [];
+  const oursRounds: Figures[] = [];
+  for (let round = 0; round < opts.rounds; round++) {
+    const measureFloor = async () => floorRounds.push(await floor(floorName, perRound));
+    const measureOurs = async () => oursRounds.push(await ours(oursName, perRound));
+    if (round % 2 === 0) {
+      await measureFloor();
+      await measureOurs();
+    } else {
+      await measureOurs();
+      await measureFloor();
+    }
+  }
+  await floorServer.stop(5000);
+  const ratio = throughputRatio('send', 0.7, combine(oursName, oursRounds), combine(floorName, floorRounds));
+  ratio.note = `${opts.rounds} rounds after ${opts.warmup} warm-up requests each, by round ${roundRatios(oursRounds, floorRounds)}`;
+  return ratio;
 }
 
 /**

@@ -4,7 +4,15 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig } from '../core/config.ts';
 import { WORKFLOWS_PATH } from '../worker/create-worker.ts';
 import type { BenchEnv } from './env.ts';
-import { figures, medianRatio, totalTimeRatio, type Figures, type Ratio } from './lib/measure.ts';
+import {
+  combine,
+  figures,
+  medianRatio,
+  roundRatios,
+  totalTimeRatio,
+  type Figures,
+  type Ratio,
+} from './lib/measure.ts';
 import { cpuDuring, formatCores, waitForLog } from './lib/processes.ts';
 import { tenantHeaders } from './send.ts';
 import { createActivities } from '../activities/index.ts';
@@ -147,7 +155,10 @@ export async function benchWorkflows(
   );
   const throughput = totalTimeRatio('workflow_throughput', 1.0, oursBurst.result, floorBurst.result);
   throughput.note =
-    `${opts.bursts} rounds, by round ${rounds(oursRounds, floorRounds)}; ` +
+    `${opts.bursts} rounds, by round ${roundRatios(
+      oursRounds.map((r) => r.result),
+      floorRounds.map((r) => r.result),
+    )}; ` +
     `CPU in cores during ours: ${formatCores(oursBurst.cores)}; during the floor: ${formatCores(floorBurst.cores)}`;
   return {
     latency: medianRatio('workflow_latency', 1.0, oursLatency, floorLatency),
@@ -168,18 +179,13 @@ function combined(name: string, rounds: Measured[]): { result: Figures; cores: R
     for (const [process, c] of Object.entries(r.cores))
       cores[process] = (cores[process] ?? 0) + (c * r.result.seconds) / seconds;
   return {
-    result: figures(
+    result: combine(
       name,
-      rounds.flatMap((r) => r.result.latencies),
-      seconds,
+      rounds.map((r) => r.result),
     ),
     cores,
   };
 }
-
-/** Each round's own ratio (floor ÷ ours), to show the spread: `0.93, 1.04`. */
-const rounds = (ours: Measured[], floor: Measured[]): string =>
-  ours.map((o, i) => (floor[i]!.result.seconds / o.result.seconds).toFixed(2)).join(', ');
 
 /**
  * worker_start: from Worker.create to polling, with the prebuilt bundle our

@@ -11,6 +11,8 @@ export interface Figures {
   p50: number;
   p95: number;
   p99: number;
+  /** Every operation's time, ascending (so rounds can be combined). */
+  latencies: number[];
 }
 
 export function figures(name: string, latencies: number[], seconds: number): Figures {
@@ -24,8 +26,22 @@ export function figures(name: string, latencies: number[], seconds: number): Fig
     p50: at(0.5),
     p95: at(0.95),
     p99: at(0.99),
+    latencies: sorted,
   };
 }
+
+/** Rounds of one path as one measurement: their operations together, their times summed. */
+export function combine(name: string, rounds: Array<{ latencies: number[]; seconds: number }>): Figures {
+  return figures(
+    name,
+    rounds.flatMap((r) => r.latencies),
+    rounds.reduce((sum, r) => sum + r.seconds, 0),
+  );
+}
+
+/** Each round's own ratio (floor time ÷ ours) with equal work per round, to show the spread: `0.93, 1.04`. */
+export const roundRatios = (ours: Array<{ seconds: number }>, floor: Array<{ seconds: number }>): string =>
+  ours.map((o, i) => (floor[i]!.seconds / o.seconds).toFixed(2)).join(', ');
 
 /**
  * Runs `op` `count` times with `concurrency` in flight after `warmup` untimed
