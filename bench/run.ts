@@ -36,6 +36,8 @@ const QUICK = process.env['BENCH_QUICK'] === '1';
 const SIZES = QUICK
   ? {
       pixel: 300,
+      pixelRounds: 1,
+      pixelWarmup: 50,
       send: 40,
       sendRounds: 1,
       sendWarmup: 20,
@@ -44,18 +46,22 @@ const SIZES = QUICK
       sequential: 3,
       parallel: 10,
       bursts: 1,
+      warmupBursts: 0,
       workerStart: 1,
     }
   : {
-      pixel: 1000,
-      send: 300,
-      sendRounds: 3,
-      sendWarmup: 200,
+      pixel: 4000,
+      pixelRounds: 4,
+      pixelWarmup: 2000,
+      send: 800,
+      sendRounds: 4,
+      sendWarmup: 500,
       bulkSize: 100,
       bulkRounds: 5,
       sequential: 20,
       parallel: 200,
-      bursts: 3,
+      bursts: 4,
+      warmupBursts: 1,
       workerStart: 3,
     };
 const only = new Set((process.env['BENCH_ONLY'] ?? '').split(',').filter(Boolean));
@@ -79,7 +85,16 @@ try {
     return result;
   };
   if (wanted('pixel'))
-    ratios.push(await step('pixel', () => benchPixel(env, { count: SIZES.pixel, connections: 20 })));
+    ratios.push(
+      await step('pixel', () =>
+        benchPixel(env, {
+          count: SIZES.pixel,
+          connections: 20,
+          rounds: SIZES.pixelRounds,
+          warmup: SIZES.pixelWarmup,
+        }),
+      ),
+    );
   if (wanted('send')) {
     ratios.push(
       await step('send', () =>
@@ -103,7 +118,12 @@ try {
     ratios.push(await step('bulk', () => benchBulk(env, { size: SIZES.bulkSize, rounds: SIZES.bulkRounds })));
   if (wanted('workflow_latency') || wanted('workflow_throughput')) {
     const w = await step('workflows', () =>
-      benchWorkflows(env, { sequential: SIZES.sequential, parallel: SIZES.parallel, bursts: SIZES.bursts }),
+      benchWorkflows(env, {
+        sequential: SIZES.sequential,
+        parallel: SIZES.parallel,
+        bursts: SIZES.bursts,
+        warmupBursts: SIZES.warmupBursts,
+      }),
     );
     if (wanted('workflow_latency')) {
       ratios.push(w.latency);

@@ -13,7 +13,7 @@ import {
   type Figures,
   type Ratio,
 } from './lib/measure.ts';
-import { cpuDuring, formatCores, waitForLog } from './lib/processes.ts';
+import { cpuDuring, formatCores, settle, waitForLog } from './lib/processes.ts';
 import { tenantHeaders } from './send.ts';
 import { createActivities } from '../activities/index.ts';
 import { onScratchDatabase, storageFloorWorkflows, type StorageFloor } from './storage-floor.ts';
@@ -34,7 +34,7 @@ export interface WorkflowBench {
 
 export async function benchWorkflows(
   env: BenchEnv,
-  opts: { sequential: number; parallel: number; bursts: number },
+  opts: { sequential: number; parallel: number; bursts: number; warmupBursts: number },
 ): Promise<WorkflowBench> {
   const floorQueue = `${env.taskQueue}-floor`;
   const floorWorker = await env.start('noop-worker', 'bench/floors/noop-worker.ts', {
@@ -116,25 +116,38 @@ export async function benchWorkflows(
   // The bursts, in `opts.bursts` rounds of one floor burst and one of ours,
   // the order alternating: on a shared machine one burst's total time varied
   // by ±15% from run to run, and the ratio compares the sums. While they run,
-  // how busy each process is (cores): who bounds the throughput.
+  // how busy each process is (cores): who bounds the throughput. First
+  // `opts.warmupBursts` unmeasured bursts of each: steady state, as for send
+  // and the pixel (the sequential runs above are too few to JIT-compile the
+  // activities' path: rendering, link scanning, the provider client).
+  for (let i = 0; i < opts.warmupBursts; i++) {
+    await burst(floorStart, floorDone);
+    await burst(ours, oursDone);
+  }
   const { ferretdb, temporal } = env.servicePids;
   const floorRounds: Measured[] = [];
   const oursRounds: Measured[] = [];
   const floorName = `floor: ${opts.parallel} no-op runs at once`;
   const oursName = `${opts.parallel} welcome runs at once`;
-  const floorRound = async () =>
+  // Before each burst, the servers and workers go idle (settle): no burst pays for the previous one's background work.
+  const everyone = [temporal, ferretdb, env.worker.pid, env.gateway.pid, floorWorker.pid];
+  const floorRound = async () => {
+    await settle(everyone);
     floorRounds.push(
       await cpuDuring({ 'no-op worker': floorWorker.pid, Temporal: temporal }, () =>
         burst(floorStart, floorDone),
       ),
     );
-  const oursRound = async () =>
+  };
+  const oursRound = async () => {
+    await settle(everyone);
     oursRounds.push(
       await cpuDuring(
         { worker: env.worker.pid, FerretDB: ferretdb, Temporal: temporal, gateway: env.gateway.pid },
         () => burst(ours, oursDone),
       ),
     );
+  };
   for (let round = 0; round < opts.bursts; round++) {
     if (round % 2 === 0) {
       await floorRound();

@@ -77,6 +77,33 @@ export async function cpuDuring<T>(
   return { result, cores };
 }
 
+/**
+ * Waits until the given processes are idle again (together under `idleCores`
+ * over a 250 ms window), at most `maxMs`: after a burst, Temporal and
+ * FerretDB go on with background work (visibility, queues, checkpoints) for a
+ * while, and the next measurement should not pay for the previous one's.
+ * Answers how long it waited (ms).
+ */
+export async function settle(
+  pids: Array<number | undefined>,
+  opts: { idleCores?: number; maxMs?: number } = {},
+): Promise<number> {
+  const known = pids.filter((p): p is number => p !== undefined);
+  const started = performance.now();
+  const total = async () => {
+    const each = await Promise.all(known.map((pid) => cpuSeconds(pid)));
+    return each.reduce<number>((sum, s) => sum + (s ?? 0), 0);
+  };
+  while (performance.now() - started < (opts.maxMs ?? 10_000)) {
+    const before = await total();
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, 250));
+    const cores = ((await total()) - before) / ((performance.now() - t0) / 1000);
+    if (cores < (opts.idleCores ?? 0.15)) break;
+  }
+  return performance.now() - started;
+}
+
 /** `worker 0.92, FerretDB 0.71, …` */
 export const formatCores = (cores: Record<string, number>): string =>
   Object.entries(cores)
