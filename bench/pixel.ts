@@ -4,8 +4,9 @@ import type { BenchEnv } from './env.ts';
 import { httpLoad } from './lib/http-load.ts';
 import type { EmailRecord } from '../core/email/record.ts';
 import { invoiceRecord } from './lib/records.ts';
-import { combine, roundRatios, throughputRatio, type Figures, type Ratio } from './lib/measure.ts';
-import { settle, waitForHttp } from './lib/processes.ts';
+import { combine, roundRatios, throughputRatio, type Ratio } from './lib/measure.ts';
+import { alternatingRounds } from './lib/rounds.ts';
+import { waitForHttp } from './lib/processes.ts';
 import { freePort } from '../infra/services.ts';
 
 /**
@@ -79,37 +80,27 @@ export async function benchPixel(
   await load('warm-up', floorUrl, opts.warmup, 0);
   await load('warm-up', env.gatewayUrl, opts.warmup, 0);
   await recorded(0, opts.warmup);
-  const everyone = [env.gateway.pid, floorServer.pid, env.servicePids.ferretdb];
-  const floorRounds: Figures[] = [];
-  const oursRounds: Figures[] = [];
-  for (let round = 0; round < opts.rounds; round++) {
-    const from = opts.warmup + round * perRound;
-    // Each measurement starts with every process idle (bench/lib/processes.ts settle).
-    const measureFloor = async () => {
-      await settle(everyone);
-      floorRounds.push(await load(floorName, floorUrl, perRound, from));
-    };
-    const measureOurs = async () => {
-      await settle(everyone);
-      oursRounds.push(await load(oursName, env.gatewayUrl, perRound, from));
-      await recorded(from, perRound);
-    };
-    if (round % 2 === 0) {
-      await measureFloor();
-      await measureOurs();
-    } else {
-      await measureOurs();
-      await measureFloor();
-    }
-  }
+  const rounds = await alternatingRounds(
+    opts.rounds,
+    [env.gateway.pid, floorServer.pid, env.servicePids.ferretdb],
+    {
+      floor: (round) => load(floorName, floorUrl, perRound, opts.warmup + round * perRound),
+      ours: async (round) => {
+        const from = opts.warmup + round * perRound;
+        const figures = await load(oursName, env.gatewayUrl, perRound, from);
+        await recorded(from, perRound);
+        return figures;
+      },
+    },
+  );
   await floorServer.stop(5000);
-  const floor = combine(floorName, floorRounds);
-  const measured = combine(oursName, oursRounds);
+  const floor = combine(floorName, rounds.floor);
+  const measured = combine(oursName, rounds.ours);
   const writeRate = total / (measured.seconds + drainSeconds);
   return {
     ...throughputRatio('pixel', 0.5, measured, floor),
     note:
-      `${opts.rounds} rounds after ${opts.warmup} warm-up requests each, by round ${roundRatios(oursRounds, floorRounds)}; ` +
+      `${opts.rounds} rounds after ${opts.warmup} warm-up requests each, by round ${roundRatios(rounds.ours, rounds.floor)}; ` +
       `all ${total} opens recorded, ${drainSeconds.toFixed(1)} s in all after the rounds' last answers (${writeRate.toFixed(0)} opens/s written)`,
   };
 }

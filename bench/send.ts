@@ -4,16 +4,9 @@ import { invoiceBody } from '../test/support/sample-emails.ts';
 import { freePort } from '../infra/services.ts';
 import type { BenchEnv } from './env.ts';
 import { httpLoad } from './lib/http-load.ts';
-import {
-  combine,
-  measure,
-  roundRatios,
-  throughputRatio,
-  totalTimeRatio,
-  type Figures,
-  type Ratio,
-} from './lib/measure.ts';
-import { settle, waitForHttp } from './lib/processes.ts';
+import { combine, measure, roundRatios, throughputRatio, totalTimeRatio, type Ratio } from './lib/measure.ts';
+import { waitForHttp } from './lib/processes.ts';
+import { alternatingRounds } from './lib/rounds.ts';
 
 /** The identity headers of one tenant (AUTH_MODE trusted-headers: a proxy vouches for them). */
 export function tenantHeaders(): Record<string, string> {
@@ -76,30 +69,19 @@ export async function benchSend(
   await floor('warm-up', opts.warmup);
   await ours('warm-up', opts.warmup);
   const perRound = Math.ceil(opts.count / opts.rounds);
-  const everyone = [env.gateway.pid, floorServer.pid, env.servicePids.ferretdb];
-  const floorRounds: Figures[] = [];
-  const oursRounds: Figures[] = [];
-  for (let round = 0; round < opts.rounds; round++) {
-    // Each measurement starts with every process idle (bench/lib/processes.ts settle).
-    const measureFloor = async () => {
-      await settle(everyone);
-      floorRounds.push(await floor(floorName, perRound));
-    };
-    const measureOurs = async () => {
-      await settle(everyone);
-      oursRounds.push(await ours(oursName, perRound));
-    };
-    if (round % 2 === 0) {
-      await measureFloor();
-      await measureOurs();
-    } else {
-      await measureOurs();
-      await measureFloor();
-    }
-  }
+  const rounds = await alternatingRounds(
+    opts.rounds,
+    [env.gateway.pid, floorServer.pid, env.servicePids.ferretdb],
+    { floor: () => floor(floorName, perRound), ours: () => ours(oursName, perRound) },
+  );
   await floorServer.stop(5000);
-  const ratio = throughputRatio('send', 0.7, combine(oursName, oursRounds), combine(floorName, floorRounds));
-  ratio.note = `${opts.rounds} rounds after ${opts.warmup} warm-up requests each, by round ${roundRatios(oursRounds, floorRounds)}`;
+  const ratio = throughputRatio(
+    'send',
+    0.7,
+    combine(oursName, rounds.ours),
+    combine(floorName, rounds.floor),
+  );
+  ratio.note = `${opts.rounds} rounds after ${opts.warmup} warm-up requests each, by round ${roundRatios(rounds.ours, rounds.floor)}`;
   return ratio;
 }
 

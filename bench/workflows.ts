@@ -13,7 +13,8 @@ import {
   type Figures,
   type Ratio,
 } from './lib/measure.ts';
-import { cpuDuring, formatCores, settle, waitForLog } from './lib/processes.ts';
+import { cpuDuring, formatCores, waitForLog } from './lib/processes.ts';
+import { alternatingRounds } from './lib/rounds.ts';
 import { tenantHeaders } from './send.ts';
 import { createActivities } from '../activities/index.ts';
 import { onScratchDatabase, storageFloorWorkflows, type StorageFloor } from './storage-floor.ts';
@@ -125,38 +126,24 @@ export async function benchWorkflows(
     await burst(ours, oursDone);
   }
   const { ferretdb, temporal } = env.servicePids;
-  const floorRounds: Measured[] = [];
-  const oursRounds: Measured[] = [];
   const floorName = `floor: ${opts.parallel} no-op runs at once`;
   const oursName = `${opts.parallel} welcome runs at once`;
-  // Before each burst, the servers and workers go idle (settle): no burst pays for the previous one's background work.
-  const everyone = [temporal, ferretdb, env.worker.pid, env.gateway.pid, floorWorker.pid];
-  const floorRound = async () => {
-    await settle(everyone);
-    floorRounds.push(
-      await cpuDuring({ 'no-op worker': floorWorker.pid, Temporal: temporal }, () =>
-        burst(floorStart, floorDone),
-      ),
-    );
-  };
-  const oursRound = async () => {
-    await settle(everyone);
-    oursRounds.push(
-      await cpuDuring(
-        { worker: env.worker.pid, FerretDB: ferretdb, Temporal: temporal, gateway: env.gateway.pid },
-        () => burst(ours, oursDone),
-      ),
-    );
-  };
-  for (let round = 0; round < opts.bursts; round++) {
-    if (round % 2 === 0) {
-      await floorRound();
-      await oursRound();
-    } else {
-      await oursRound();
-      await floorRound();
-    }
-  }
+  // Each burst starts with the servers and workers idle: none pays for the previous one's background work.
+  const { floor: floorRounds, ours: oursRounds } = await alternatingRounds(
+    opts.bursts,
+    [temporal, ferretdb, env.worker.pid, env.gateway.pid, floorWorker.pid],
+    {
+      floor: () =>
+        cpuDuring({ 'no-op worker': floorWorker.pid, Temporal: temporal }, () =>
+          burst(floorStart, floorDone),
+        ),
+      ours: () =>
+        cpuDuring(
+          { worker: env.worker.pid, FerretDB: ferretdb, Temporal: temporal, gateway: env.gateway.pid },
+          () => burst(ours, oursDone),
+        ),
+    },
+  );
   const floorBurst = combined(floorName, floorRounds);
   const oursBurst = combined(oursName, oursRounds);
   await floorWorker.stop(15_000);
