@@ -99,7 +99,11 @@ export async function scanHrefsFast(html: string): Promise<HrefSpan[] | undefine
       rawText = '';
     },
     ontext(start, end) {
-      if (rawText && asciiLower(html.slice(start, end)).includes(`</${rawText}/`)) odd = true;
+      if (!rawText) return;
+      // Raw text arrives in pieces (one per slice): look back far enough to see a split `</title/`.
+      const endTag = `</${rawText}/`;
+      const from = Math.max(0, start - endTag.length + 1);
+      if (asciiLower(html.slice(from, end)).includes(endTag)) odd = true;
     },
     oncomment(start, end) {
       const bang = html.indexOf('--!>', start);

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { renderEmail } from '../../templates/engine.ts';
 import { invoiceBody } from '../../test/support/sample-emails.ts';
 import { findLinks } from './link-rewriter.ts';
+import { SLICE } from './link-scan.ts';
 import { scanHrefsFast } from './link-scan-htmlparser2.ts';
 import { scanHrefsWhatwg } from './link-scan-parse5.ts';
 
@@ -174,6 +175,18 @@ describe('link scanners', () => {
     assert.ok(
       handedOver > 100,
       `only ${handedOver} documents were handed over: the generator misses odd markup`,
+    );
+  });
+
+  it('sees an end tag the standard reads, `</title/>`, split across two slices', async () => {
+    // The slice boundary falls inside `</title/`: the link after it is outside the title.
+    const html = `<title>${'x'.repeat(SLICE - 10)}</title/><a href="https://after.example/">after</a>`;
+    assert.equal(html.indexOf('</title/'), SLICE - 3);
+    const links = await findLinks(html);
+    assert.deepEqual(links, await scanHrefsWhatwg(html));
+    assert.deepEqual(
+      links.map((l) => l.href),
+      ['https://after.example/'],
     );
   });
 
