@@ -62,7 +62,7 @@ const SIZES = QUICK
       parallel: 200,
       bursts: 4,
       warmupBursts: 1,
-      workerStart: 3,
+      workerStart: 5,
     };
 const only = new Set((process.env['BENCH_ONLY'] ?? '').split(',').filter(Boolean));
 const wanted = (name: string) => only.size === 0 || only.has(name);
