@@ -79,12 +79,12 @@ export const STORAGE_FLOOR_WORK: Record<string, string> = {
  */
 export async function storageFloorSend(
   db: Db,
-  opts: { count: number; concurrency: number },
+  opts: { count: number; concurrency: number; warmup: number },
 ): Promise<StorageFloor> {
   const emails = db.collection<EmailRecord>('storage_floor_emails');
   const figures = await measure(
     'storage alone: insert + update of one record',
-    { count: opts.count, concurrency: opts.concurrency },
+    { count: opts.count, concurrency: opts.concurrency, warmup: opts.warmup },
     async () => {
       const emailId = randomUUID();
       await emails.insertOne(
