@@ -140,6 +140,17 @@ describe('inputs that used to freeze or crash the gateway', () => {
     assert.ok(worstMs < 3_000, `/health waited ${worstMs} ms`);
   });
 
+  it('1 MB of comments in html_body (link scanning once searched the rest of the document from each) is answered while /health keeps answering', async () => {
+    const html = `<html><body>${'<!---->'.repeat(150_000)}<a href="https://example.com/after">x</a></body></html>`;
+    const { result, worstMs, failures } = await healthDuring(
+      send('/api/email/send', { to: 'a@example.com', subject: 's', template_id: 'custom', html_body: html }),
+    );
+    assert.equal(result.status, 200, await result.text());
+    assert.equal(failures, 0);
+    // Quadratic at this size took minutes; linear takes milliseconds. The bound only separates the two.
+    assert.ok(worstMs < 3_000, `/health waited ${worstMs} ms`);
+  });
+
   it('a template variable of blanks (the old tidy was quadratic): bounded, and rendered promptly at the bound', async () => {
     const body = {
       to: 'new.user@example.com',
