@@ -123,8 +123,8 @@ export async function startBenchEnv(log: (line: string) => void): Promise<BenchE
       LOG_LEVEL: 'warn',
       LOG_PRETTY: 'false',
     };
-    // BENCH_CPU_PROF=<dir>: our gateway and worker, and the floors' worker and send server, write V8 CPU
-    // profiles there at exit (open in Chrome DevTools / speedscope).
+    // BENCH_CPU_PROF=<dir>: our gateway and worker, and the floors' processes, write V8 CPU profiles
+    // there at exit (open in Chrome DevTools / speedscope).
     const profDir = process.env['BENCH_CPU_PROF'];
     const start = async (name: string, script: string, env: NodeJS.ProcessEnv = {}) => {
       const nodeArgs =

@@ -159,6 +159,13 @@ try {
 }
 process.exit(exitCode);
 
+/** What the send floor's rate against the storage alone's says. */
+function sendFloorShare(share: number): string {
+  if (share > 1)
+    return 'faster than the storage alone: the two single measurements differ by more than the provider call costs (noise)';
+  return `so the floor itself is ${share > 0.5 ? 'mostly database writes' : 'mostly the provider call and HTTP'}`;
+}
+
 /**
  * What the storage_floor lines show: for each, the work it measures and the
  * bound it sets. A workflow's no-op floor does no database work while ours
@@ -167,13 +174,6 @@ process.exit(exitCode);
  * the storage floor plus the provider call: the share says how much of the
  * floor's own cost is the database.
  */
-/** What the send floor's rate against the storage alone's says. */
-function sendFloorShare(share: number): string {
-  if (share > 1)
-    return 'faster than the storage alone: the two single measurements differ by more than the provider call costs (noise)';
-  return `so the floor itself is ${share > 0.5 ? 'mostly database writes' : 'mostly the provider call and HTTP'}`;
-}
-
 function explainStorageFloors(floors: StorageFloor[], measured: Ratio[]): string {
   const lines = [
     'storage floors: the database work of each path alone (mongodb driver, same concurrency, no gateway, provider or Temporal):',

@@ -82,12 +82,11 @@ export async function cpuDuring<T>(
  * over a 250 ms window), at most `maxMs`: after a burst, Temporal and
  * FerretDB go on with background work (visibility, queues, checkpoints) for a
  * while, and the next measurement should not pay for the previous one's.
- * Answers how long it waited (ms).
  */
 export async function settle(
   pids: Array<number | undefined>,
   opts: { idleCores?: number; maxMs?: number } = {},
-): Promise<number> {
+): Promise<void> {
   const known = pids.filter((p): p is number => p !== undefined);
   const started = performance.now();
   const total = async () => {
@@ -99,9 +98,8 @@ export async function settle(
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, 250));
     const cores = ((await total()) - before) / ((performance.now() - t0) / 1000);
-    if (cores < (opts.idleCores ?? 0.15)) break;
+    if (cores < (opts.idleCores ?? 0.15)) return;
   }
-  return performance.now() - started;
 }
 
 /** `worker 0.92, FerretDB 0.71, …` */
