@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, openSync, closeSync, type WriteStream } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -232,8 +232,34 @@ export interface TemporalOptions extends OutputOptions {
   timeoutMs?: number;
 }
 
-/** `temporal server start-dev`: a full Temporal server (frontend, history, matching, SQLite) in one process. */
+/**
+ * `temporal server start-dev`: a full Temporal server (frontend, history,
+ * matching, SQLite) in one process. The dev server picks the ports of its
+ * internal services itself, free a moment before it binds them, so another
+ * process starting alongside (FerretDB on a `freePort()`, a test's server)
+ * can take one in between: the server then exits with "address already in
+ * use" (seen once in a bench run). That start is retried, up to 3 attempts;
+ * any other failure is reported at once.
+ */
 export async function startTemporal(options: TemporalOptions): Promise<TemporalHandle> {
+  for (let attempt = 1; ; attempt++) {
+    const logStart = await stat(options.logFile).then(
+      (s) => s.size,
+      () => 0,
+    );
+    try {
+      return await startTemporalOnce(options);
+    } catch (err) {
+      const log = await readFile(options.logFile).then(
+        (b) => b.subarray(logStart).toString('utf8'),
+        () => '',
+      );
+      if (attempt >= 3 || !log.includes('address already in use')) throw err;
+    }
+  }
+}
+
+async function startTemporalOnce(options: TemporalOptions): Promise<TemporalHandle> {
   const host = options.host ?? '127.0.0.1';
   const namespace = options.namespace ?? 'default';
   const address = `${host}:${options.port}`;
