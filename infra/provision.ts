@@ -1,22 +1,12 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { constants, createWriteStream, existsSync } from 'node:fs';
-import {
-  access,
-  chmod,
-  copyFile,
-  cp,
-  mkdir,
-  readFile,
-  readdir,
-  rename,
-  rm,
-  writeFile,
-} from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, copyFile, cp, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, delimiter, dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { defaultLog, elapsed, findOnPath, isExecutable, runStep, type ProgressLog } from './steps.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -43,75 +33,10 @@ const FERRETDB_PATCHES: ReadonlyArray<{ overlay: string; replaces: string }> = [
 ];
 const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum', ...FERRETDB_PATCHES.map((p) => p.overlay)];
 
-export type ProgressLog = (line: string) => void;
-const defaultLog: ProgressLog = (line) => console.log(`[provision] ${line}`);
-
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   const base = env['XDG_CACHE_HOME'] || join(homedir(), '.cache');
   return join(base, 'mailroom');
 }
-
-async function isExecutable(path: string): Promise<boolean> {
-  try {
-    await access(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function findOnPath(command: string): Promise<string | undefined> {
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
-    if (dir && (await isExecutable(join(dir, command)))) return join(dir, command);
-  }
-  return undefined;
-}
-
-/**
- * Runs a long command with its output going to a log file (shown on failure)
- * and a heartbeat line every few seconds, so a slow step never looks hung.
- */
-async function runStep(
-  what: string,
-  command: string,
-  args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; logFile: string; log: ProgressLog },
-): Promise<void> {
-  const started = Date.now();
-  await mkdir(dirname(options.logFile), { recursive: true });
-  const out = createWriteStream(options.logFile);
-  const child = spawn(command, args, {
-    cwd: options.cwd,
-    env: options.env ?? process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout.pipe(out, { end: false });
-  child.stderr.pipe(out, { end: false });
-  const heartbeat = setInterval(() => {
-    options.log(`  … still ${what} (${Math.round((Date.now() - started) / 1000)}s)`);
-  }, 5000);
-  try {
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('close', (c) => resolve(c));
-    });
-    await new Promise<void>((resolve) => out.end(resolve));
-    if (code !== 0) {
-      const tail = (await readFile(options.logFile, 'utf8')).split('\n').slice(-25).join('\n');
-      throw new Error(`${what} failed (exit ${code}); full log: ${options.logFile}\n${tail}`);
-    }
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new Error(`${what}: \`${command}\` was not found on PATH`, { cause: err });
-    }
-    throw err;
-  } finally {
-    clearInterval(heartbeat);
-    out.end();
-  }
-}
-
-const elapsed = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
 
 /**
  * The `temporal` CLI: the one on PATH if there is one, otherwise the pinned
