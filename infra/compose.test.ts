@@ -36,7 +36,7 @@ function compose(args: string[], env: Record<string, string> = { MAILROOM_SECRET
     });
     if ((run.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT')
       throw new Error(
-        "docker-compose is not installed: install Debian's package (apt-get install -y docker-compose; .ci/run does) to validate docker-compose.yml",
+        "docker-compose is not installed: npm test installs Debian's package as root; otherwise `sudo apt-get install -y --no-install-recommends docker-compose`",
       );
     if (run.error) throw run.error;
     return run;

@@ -1,9 +1,11 @@
 import { cacheDir, ensureSchemathesis, provision } from './provision.ts';
+import { ensureSystemPackages, TEST_SYSTEM_PACKAGES } from './system-packages.ts';
 
 /**
- * `npm run provision`: fetch the Temporal CLI, build the MongoDB-protocol
- * server and install the pinned schemathesis (the API fuzzer) ahead of time (CI does this as its own step so the test step's time
- * is the tests'). `npm run dev` and `npm test` call the same code themselves.
+ * `npm run provision`: everything `npm test` provisions, ahead of time: the
+ * Temporal CLI, the MongoDB-protocol server, the pinned schemathesis (the API
+ * fuzzer) and the Debian packages the tests run. `npm run dev` and `npm test`
+ * call the same code themselves (dev only the first two).
  */
 const started = Date.now();
 try {
@@ -13,6 +15,9 @@ try {
   console.log(`[provision] ferretdb: ${ferretdb}`);
   const schemathesis = await ensureSchemathesis();
   console.log(`[provision] schemathesis: ${schemathesis.env['PYTHONPATH']}`);
+  for (const [name, path] of Object.entries(await ensureSystemPackages(TEST_SYSTEM_PACKAGES))) {
+    console.log(`[provision] ${name}: ${path}`);
+  }
   console.log(`[provision] done in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 } catch (err) {
   console.error(`[provision] ${err instanceof Error ? err.message : String(err)}`);

@@ -5,6 +5,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { provision } from '../infra/provision.ts';
 import { startScratchServers, type ServiceHandle } from '../infra/services.ts';
+import { ensureSystemPackages, packagesFor } from '../infra/system-packages.ts';
 
 /**
  * `npm test` (after `npm run check`): starts a real Temporal server and a real
@@ -15,6 +16,8 @@ import { startScratchServers, type ServiceHandle } from '../infra/services.ts';
  *   tsx test/run.ts api/routes/health     only files under these paths (or these files)
  *
  * TEMPORAL_ADDRESS / MONGODB_URI, when set, are used instead of starting servers.
+ * The Debian packages the chosen files run (chromium, docker-compose, curl) are
+ * installed first when missing, or the run stops before any test saying how.
  */
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -66,6 +69,8 @@ async function main(): Promise<number> {
     console.error(`[test] no *.test.ts files under ${args.length ? args.join(', ') : TEST_DIRS.join(', ')}`);
     return 1;
   }
+
+  await ensureSystemPackages(packagesFor(files, ROOT), { log });
 
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Tests assert on behaviour; info-level logs would bury the report.

@@ -1,19 +1,20 @@
 import assert from 'node:assert/strict';
-import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { captureInto } from '../../../infra/mail-sink.ts';
+import { CHROMIUM, locate } from '../../../infra/system-packages.ts';
 import { TEMPLATES } from '../../../templates/index.ts';
 import { SAMPLE_DATA } from '../../../templates/samples.ts';
 import { useEmailApp } from '../../../test/support/email-app.ts';
 
 /**
  * The dev inbox in a real browser: Debian's Chromium driven by playwright-core
- * (no browser download; .ci/run installs `chromium` with apt-get). A mail sent
- * through the API appears in an open inbox without a reload, opens, and its
- * HTML renders in the sandboxed frame, which runs none of the message's scripts.
+ * (no browser download; the test run installs `chromium` with apt-get when it
+ * is missing, infra/system-packages.ts). A mail sent through the API appears
+ * in an open inbox without a reload, opens, and its HTML renders in the sandboxed frame, which runs none of the message's scripts.
  *
  * The screenshots go to a temporary folder; to refresh the ones in the docs:
  *   DEV_SCREENSHOTS_DIR=docs/images npm run test:only -- api/routes/dev/inbox.browser.test.ts
@@ -21,24 +22,10 @@ import { useEmailApp } from '../../../test/support/email-app.ts';
 
 /** Chromium from CHROMIUM_PATH or the PATH; a clear failure (never a skip) without one. */
 function chromiumExecutable(): string {
-  const configured = process.env['CHROMIUM_PATH'];
-  const candidates = configured
-    ? [configured]
-    : (process.env['PATH'] ?? '')
-        .split(delimiter)
-        .flatMap((d) => ['chromium', 'chromium-browser', 'google-chrome'].map((name) => join(d, name)));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // next
-    }
-  }
+  const found = locate(CHROMIUM);
+  if (found) return found;
   throw new Error(
-    configured
-      ? `CHROMIUM_PATH=${configured} is not an executable`
-      : "no Chromium on the PATH: this test drives a real browser. Install Debian's (`apt-get install -y chromium`, as .ci/run does) or set CHROMIUM_PATH",
+    "no Chromium on the PATH (or CHROMIUM_PATH): npm test installs Debian's `chromium` as root; otherwise `sudo apt-get install -y --no-install-recommends chromium`",
   );
 }
 
