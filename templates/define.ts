@@ -35,30 +35,77 @@ export interface TemplateDefinition<Variables extends TObject = TObject> {
 /** The variables a template is rendered with, typed by its own schema. */
 export type TemplateData<T extends TemplateDefinition> = Static<T['variables']>;
 
+/**
+ * What a variable holds, which decides how an unauthenticated signup send may
+ * fill it (core/email/signup-guard.ts) and how every send checks it:
+ * - `text`: short plain words (a duration, a code, a place);
+ * - `name`: a person's or a team's name, shorter still;
+ * - `link`: a per-user http(s) link, checked as a link for every caller
+ *   (core/email/template-variables.ts) and held to SIGNUP_LINK_ORIGINS
+ *   without authentication;
+ * - `config`: a value of the deployment's configuration (`x-config` names
+ *   which), taken from configuration, never from an unauthenticated request.
+ */
+export type VariableKind = 'text' | 'name' | 'link' | 'config';
+
+/** The configuration values a `config` variable may stand for (core/email/signup-guard.ts maps them). */
+export type ConfiguredValue = 'supportEmail';
+
+const KIND = 'x-kind';
+const CONFIG = 'x-config';
+
 /** A required variable: a non-empty string. The description shows in docs. */
 export function requiredText(description: string): TString {
-  return Type.String({ minLength: 1, description });
+  return Type.String({ minLength: 1, description, [KIND]: 'text' });
+}
+
+/** A required name variable (`USER_NAME`, `RECIPIENT_NAME`, …): see VariableKind. */
+export function requiredName(description: string): TString {
+  return Type.String({ minLength: 1, description, [KIND]: 'name' });
 }
 
 /**
- * A required link variable (`LOGIN_URL`, `RESET_URL`, …): a non-empty string
- * marked `x-link`, so an unauthenticated signup send can be held to the
- * allowed link origins (core/email/signup-guard.ts).
+ * A required link variable (`LOGIN_URL`, `RESET_URL`, …): an http(s) URL
+ * (templates/links.ts), and on an allowed origin in an unauthenticated
+ * signup send.
  */
 export function requiredLink(description: string): TString {
-  return Type.String({ minLength: 1, description, 'x-link': true });
+  return Type.String({ minLength: 1, description, [KIND]: 'link' });
+}
+
+/** A required variable whose value is the deployment's configuration (`SUPPORT_EMAIL`). */
+export function requiredConfig(description: string, value: ConfiguredValue): TString {
+  return Type.String({ minLength: 1, description, [KIND]: 'config', [CONFIG]: value });
+}
+
+/** Each declared variable with its kind (undeclared schemas count as text). */
+export function variableKinds(
+  definition: TemplateDefinition,
+): Array<{ name: string; kind: VariableKind; config?: ConfiguredValue }> {
+  return Object.entries(definition.variables.properties).map(([name, schema]) => {
+    const annotations = schema as { [KIND]?: VariableKind; [CONFIG]?: ConfiguredValue };
+    const kind = annotations[KIND] ?? 'text';
+    return kind === 'config' && annotations[CONFIG]
+      ? { name, kind, config: annotations[CONFIG] }
+      : { name, kind };
+  });
 }
 
 /** The names of a template's link variables. */
 export function linkVariables(definition: TemplateDefinition): string[] {
-  return Object.entries(definition.variables.properties)
-    .filter(([, schema]) => (schema as { 'x-link'?: boolean })['x-link'] === true)
-    .map(([name]) => name);
+  return variableKinds(definition)
+    .filter((v) => v.kind === 'link')
+    .map((v) => v.name);
 }
 
 /** An optional variable: rendered only when present. */
 export function optionalText(description: string): TOptional<TString> {
-  return Type.Optional(Type.String({ description }));
+  return Type.Optional(Type.String({ description, [KIND]: 'text' }));
+}
+
+/** An optional link variable: checked like a required one when present. */
+export function optionalLink(description: string): TOptional<TString> {
+  return Type.Optional(Type.String({ description, [KIND]: 'link' }));
 }
 
 /** Extra keys are allowed (and available to the template); only the declared ones are checked. */

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { renderEmail, renderSubject, safeHttpUrl } from './engine.ts';
+import { linkVariables } from './define.ts';
 import { getTemplate, TEMPLATE_IDS } from './index.ts';
 import { SAMPLE_CUSTOM_HTML, SAMPLE_DATA } from './samples.ts';
 
@@ -331,9 +332,10 @@ describe('custom template', () => {
 });
 
 describe('safeHttpUrl', () => {
-  it('keeps absolute http(s) URLs and refuses everything else', () => {
+  it('gives the WHATWG serialisation of absolute http(s) URLs and refuses everything else', () => {
     assert.equal(safeHttpUrl('https://a.example/x?y=1&z=2'), 'https://a.example/x?y=1&z=2');
-    assert.equal(safeHttpUrl('  http://a.example  '), 'http://a.example');
+    assert.equal(safeHttpUrl('  http://a.example  '), 'http://a.example/');
+    assert.equal(safeHttpUrl('HTTPS://A.Example:443/a/../b'), 'https://a.example/b');
     for (const bad of [
       'javascript:alert(1)',
       'vbscript:x',
@@ -341,10 +343,57 @@ describe('safeHttpUrl', () => {
       '/relative',
       'https://a b.example',
       'https://',
+      'http://localhost:3001\\@evil.example/',
+      'http:\\\\evil.example/',
+      'https://app.example@evil.example/',
+      'https://user:pass@app.example/',
+      'https://@app.example/',
+      'https://app.example\tx/',
       42,
       undefined,
     ]) {
       assert.equal(safeHttpUrl(bad), '#', String(bad));
+    }
+  });
+});
+
+describe('link variables', () => {
+  /** What a reader sees and follows: every href, and every http(s) URL in the text. */
+  const shown = (id: string, data: Record<string, string>) => {
+    const { html, text } = render(id, data);
+    const visible = html.replace(/<[^<>]*>/g, ' ').replace(/&amp;/g, '&');
+    return { hrefs: hrefs(html), visible, text };
+  };
+
+  it('render only the re-serialised URL, in the href, the fallback line and the text part', () => {
+    // The parsers agree this is app.example/verify; the raw spelling must not appear anywhere.
+    const raw = 'HTTPS://App.Example:443/x/../verify?token=Yt55pL';
+    const canonical = 'https://app.example/verify?token=Yt55pL';
+    const {
+      hrefs: links,
+      visible,
+      text,
+    } = shown('verification', {
+      ...SAMPLE_DATA['verification']!,
+      VERIFICATION_URL: raw,
+    });
+    assert.ok(links.includes(canonical), 'the button and the fallback link');
+    assert.ok(visible.includes(canonical), 'the visible fallback line');
+    assert.ok(text.includes(canonical), 'the text part');
+    for (const part of [links.join(' '), visible, text]) assert.equal(part.includes('App.Example'), false);
+  });
+
+  it('every variable a template renders as a link is declared a link (checked for every caller)', () => {
+    for (const id of TEMPLATE_IDS) {
+      if (id === 'custom') continue;
+      const sources = ['html.hbs', 'text.hbs']
+        .map((file) => readFileSync(new URL(`./${id}/${file}`, import.meta.url), 'utf8'))
+        .join('\n');
+      const used = new Set(
+        [...sources.matchAll(/\{\{(?:href|url) ([A-Z_]+)\}\}|url=([A-Z_]+)/g)].map((m) => m[1] ?? m[2]!),
+      );
+      assert.ok(used.size > 0, id);
+      assert.deepEqual([...used].sort(), linkVariables(getTemplate(id)!).sort(), id);
     }
   });
 });

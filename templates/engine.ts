@@ -4,8 +4,10 @@
  *
  * Security rules that hold for every template:
  * - variables are HTML-escaped (Handlebars default; templates never use `{{{ }}}`);
- * - URLs placed in href go through `href`/`url` helpers that render `#` unless the
- *   value is an absolute http(s) URL, so a variable cannot inject `javascript:`;
+ * - URLs go through the `href`/`url` helpers, which render `#` unless the value
+ *   is a valid link (templates/links.ts), and otherwise only its WHATWG
+ *   re-serialisation, so a variable cannot inject `javascript:` nor show one
+ *   host while linking to another;
  * - the subject is plain text with CR/LF collapsed, so it cannot inject headers;
  * - every HTML body carries the tracking pixel (its URL escaped for the attribute),
  *   unless the send opted out of open tracking.
@@ -17,6 +19,7 @@ import Handlebars from 'handlebars';
 import { convert } from 'html-to-text';
 import type { TemplateData, TemplateDefinition } from './define.ts';
 import { CUSTOM_TEMPLATE_ID, TEMPLATES, getTemplate } from './index.ts';
+import { checkLink } from './links.ts';
 
 export interface RenderInput {
   templateId: string;
@@ -36,18 +39,15 @@ const TEMPLATES_DIR = fileURLToPath(new URL('.', import.meta.url));
 
 // ---------------------------------------------------------------- URL safety
 
-/** `value` if it is an absolute http(s) URL without whitespace or control characters, else `#`. */
+/**
+ * The WHATWG parser's serialisation of `value` when it is a valid link
+ * (templates/links.ts), else `#`. Only this form is rendered, in hrefs and in
+ * text alike, so what a reader sees is where the link goes.
+ */
 export function safeHttpUrl(value: unknown): string {
   if (typeof value !== 'string') return '#';
-  const url = value.trim();
-  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-  if (!/^https?:\/\//i.test(url) || /[\s\u0000-\u001f\u007f]/.test(url)) return '#';
-  try {
-    new URL(url);
-  } catch {
-    return '#';
-  }
-  return url;
+  const link = checkLink(value);
+  return 'href' in link ? link.href : '#';
 }
 
 /** Minimal escaping for a double-quoted attribute; keeps `=` readable (Handlebars would write `&#x3D;`). */

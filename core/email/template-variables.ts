@@ -1,4 +1,6 @@
+import { linkVariables } from '../../templates/define.ts';
 import { CUSTOM_TEMPLATE_ID, getTemplate } from '../../templates/index.ts';
+import { checkLink } from '../../templates/links.ts';
 import { isPlainObject, schemaErrors } from '../validation.ts';
 
 /** The variable an ajv error is about: the missing property, or the first segment of the path. */
@@ -20,4 +22,27 @@ export function missingVariables(id: string, data: unknown): string[] {
   if (!isPlainObject(data)) return [...template.requiredVariables];
   const failing = new Set(schemaErrors(template.variables, data).map(variableOf));
   return template.requiredVariables.filter((name) => failing.has(name));
+}
+
+/**
+ * `data` with every link variable that is present replaced by the WHATWG
+ * parser's serialisation (the only form an email shows, templates/links.ts),
+ * or the first link variable, in declared order, that is not a valid link.
+ * For every caller: a link the parsers disagree about is refused, whoever sends it.
+ */
+export function canonicalLinks(
+  id: string,
+  data: Record<string, string>,
+): { data: Record<string, string> } | { variable: string; problem: string } {
+  const template = getTemplate(id);
+  if (!template) throw new Error(`unknown email template: ${id}`);
+  let canonical = data;
+  for (const name of linkVariables(template)) {
+    const value = data[name];
+    if (value === undefined) continue;
+    const link = checkLink(value);
+    if ('problem' in link) return { variable: name, problem: link.problem };
+    if (link.href !== value) canonical = { ...canonical, [name]: link.href };
+  }
+  return { data: canonical };
 }

@@ -19,7 +19,7 @@ import {
   SUBJECT_MAX_LENGTH,
   type SendBody,
 } from './schema.ts';
-import { missingVariables } from './template-variables.ts';
+import { canonicalLinks, missingVariables } from './template-variables.ts';
 
 /**
  * Turns an untrusted send body into a NormalizedSend, or throws
@@ -27,7 +27,8 @@ import { missingVariables } from './template-variables.ts';
  * precedence so a body with several problems always gets the same answer:
  * shape of the body → recipient → subject → template_id → field types and
  * unknown fields → subject length/line breaks → template exists → addresses →
- * blocked domains → recipient count → attachments → template variables.
+ * blocked domains → recipient count → attachments → template variables →
+ * link variables (every caller: templates/links.ts).
  */
 
 export interface AttachmentInput {
@@ -137,11 +138,13 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
 
   const attachments = checkAttachments(body.attachments);
 
-  const templateData = body.template_data ?? {};
-  const missing = missingVariables(body.template_id, templateData);
+  const missing = missingVariables(body.template_id, body.template_data ?? {});
   if (missing.length > 0) throw fail(msg.missingRequiredFields(missing));
   if (body.template_id === 'custom' && isBlank(body.html_body))
     throw fail(msg.missingRequiredFields(['html_body']));
+  const links = canonicalLinks(body.template_id, body.template_data ?? {});
+  if ('problem' in links) throw fail(msg.invalidField(`template_data.${links.variable}`, links.problem));
+  const templateData = links.data;
 
   return {
     ...dedupeRecipients(lists),

@@ -1,4 +1,4 @@
-import { defineTemplate, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, requiredLink, requiredText, variablesSchema } from '../define.ts';
 
 export default defineTemplate({
   id: 'company-invite',
@@ -11,6 +11,6 @@ export default defineTemplate({
     RECIPIENT_NAME: requiredText('Name of the person invited'),
     SENDER_NAME: requiredText('Name of the person sending the invitation'),
     SENDER_EMAIL: requiredText('Email address of the person sending the invitation'),
-    INVITE_LINK: requiredText('http(s) link that accepts the invitation'),
+    INVITE_LINK: requiredLink('http(s) link that accepts the invitation'),
   }),
 });

@@ -1,4 +1,4 @@
-import { defineTemplate, optionalText, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, optionalLink, optionalText, requiredText, variablesSchema } from '../define.ts';
 
 /**
  * Sent to the quote's author when the customer opens it. RECIPIENT_NAME is the
@@ -14,6 +14,6 @@ export default defineTemplate({
     QUOTE_NUMBER: requiredText('Quote number, e.g. "Q-2026-0017"'),
     VIEWED_AT: requiredText('When the quote was viewed, already formatted'),
     AUTHOR_NAME: optionalText('Name of the quote author, used in the greeting when present'),
-    QUOTE_URL: optionalText('http(s) link to the quote; adds a button when present'),
+    QUOTE_URL: optionalLink('http(s) link to the quote; adds a button when present'),
   }),
 });

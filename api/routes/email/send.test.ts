@@ -163,6 +163,24 @@ describe('POST /api/email/send', () => {
       assert.match(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
     });
 
+    it('shows a link variable only as the WHATWG parser serialises it, in the HTML and the text part', async () => {
+      const data = {
+        ...(invoiceBody()['template_data'] as object),
+        INVOICE_URL: 'HTTPS://Acme.Example:443/i/./1',
+      };
+      const res = await app.post(
+        '/api/email/send',
+        invoiceBody({ template_data: data, track_clicks: false }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const content = app.fake.accepted[0]!.body.content;
+      for (const type of ['text/html', 'text/plain']) {
+        const part = content.find((c) => c.type === type)!.value;
+        assert.ok(part.includes('https://acme.example/i/1'), type);
+        assert.equal(part.includes('Acme.Example'), false, type);
+      }
+    });
+
     it('sends the custom template with the caller’s html_body and the tracking pixel', async () => {
       const res = await app.post('/api/email/send', {
         to: 'c@example.com',
@@ -379,6 +397,32 @@ describe('POST /api/email/send', () => {
         'invalid field tags: must contain at most 10 item(s).',
       ],
       ['body is an array', [invoiceBody()], 'request body must be a JSON object.'],
+      // Link variables, for every caller: only what every URL parser reads alike (templates/links.ts).
+      ...(
+        [
+          [
+            'a link with a backslash before @ (issue 20)',
+            'http://localhost:3001\\@evil.example/',
+            'must not contain a backslash before its query',
+          ],
+          [
+            'a link with credentials',
+            'https://acme.example@evil.example/',
+            'must not contain credentials or @ before its host',
+          ],
+          [
+            'a link with user:password',
+            'https://u:p@acme.example/i/1',
+            'must not contain credentials or @ before its host',
+          ],
+          ['a link that is not http(s)', 'javascript:alert(1)', 'must be an absolute http(s) URL'],
+          ['a link that is not absolute', '/invoices/1', 'must be an absolute http(s) URL'],
+        ] as const
+      ).map(([name, url, problem]): [string, Record<string, unknown>, string] => [
+        name,
+        invoiceBody({ template_data: { ...(invoiceBody()['template_data'] as object), INVOICE_URL: url } }),
+        `invalid field template_data.INVOICE_URL: ${problem}.`,
+      ]),
     ];
     for (const [name, body, error] of cases) {
       it(`${name} → ${error}`, async () => {
