@@ -97,6 +97,11 @@ async function main(): Promise<void> {
         ? 'SENDGRID_WEBHOOK_ALLOW_UNSIGNED=true: POST /api/email/webhooks/sendgrid accepts unsigned events (dev only; set SENDGRID_WEBHOOK_PUBLIC_KEY in production)'
         : 'SENDGRID_WEBHOOK_PUBLIC_KEY is not set: POST /api/email/webhooks/sendgrid refuses events (503) until it is',
     );
+  if (config.signup.linkOrigins.length === 0)
+    logger.warn(
+      'SIGNUP_LINK_ORIGINS is not set: unauthenticated signup sends (password-reset, welcome, verification) are refused, ' +
+        "as their links may point at no origin. Set it to your application's origins (e.g. https://app.example.com); sends with a key are not affected.",
+    );
   if (!config.sendgrid.apiKey)
     logger.warn('SENDGRID_API_KEY is not set: every send fails with "email service not configured."');
 }

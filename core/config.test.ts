@@ -14,16 +14,18 @@ const fails = (env: Record<string, string>): string => {
 };
 
 describe('configuration of the trust boundary', () => {
-  it('defaults to api-key mode, links on the public origin, and the documented limits', () => {
+  it('defaults to api-key mode, signup links allowed nowhere, and the documented limits', () => {
     const config = loadConfig({ MAILROOM_SECRET: SECRET, PUBLIC_BASE_URL: 'https://mail.example.com/' });
     assert.equal(config.authMode, 'api-key');
+    // Not the gateway's own origin: it serves the click redirect, which goes anywhere a key holder mailed.
     assert.deepEqual(config.signup, {
-      linkOrigins: ['https://mail.example.com'],
+      linkOrigins: [],
       perRecipientPerHour: 10,
       perIpPerMinute: 300,
     });
     assert.deepEqual(config.trustedProxies, []);
     assert.equal(config.sendgrid.webhookAllowUnsigned, false);
+    assert.equal(config.clickLinkLifetimeMs, 365 * 86_400_000);
   });
 
   it('requires MAILROOM_SECRET of 32+ characters and never echoes it', () => {

@@ -51,6 +51,7 @@ const EnvSchema = Type.Object({
   /** Signs run ids derived from Idempotency-Keys (and other server-made tokens). */
   MAILROOM_SECRET: Type.String({ minLength: 32 }),
   SIGNUP_LINK_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
+  CLICK_LINK_LIFETIME_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
   SIGNUP_LIMIT_PER_RECIPIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   SIGNUP_LIMIT_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
   TRUSTED_PROXIES: Type.String({ default: '' }),
@@ -99,7 +100,7 @@ export interface Config {
   authMode: AuthMode;
   secret: string;
   signup: {
-    /** Origins the links of an unauthenticated signup-template send may point at. */
+    /** Origins the links of an unauthenticated signup-template send may point at; empty (unset): none. */
     linkOrigins: string[];
     /** Unauthenticated signup sends per recipient address per hour. */
     perRecipientPerHour: number;
@@ -108,6 +109,8 @@ export interface Config {
   };
   /** Addresses (or CIDRs) of proxies whose X-Forwarded-For is believed. */
   trustedProxies: string[];
+  /** How long a click-tracking link redirects after its email was sent (docs/click-tracking.md). */
+  clickLinkLifetimeMs: number;
   /**
    * The dev mail sink's folder: when set (only `npm run dev` sets it, and only
    * while the sink is on), the gateway serves the dev inbox (/dev/inbox) and the
@@ -197,17 +200,18 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     authMode: e.AUTH_MODE,
     secret: e.MAILROOM_SECRET,
     signup: {
-      linkOrigins: (e.SIGNUP_LINK_ORIGINS === undefined ? [publicBaseUrl] : list(e.SIGNUP_LINK_ORIGINS)).map(
-        (value) => {
-          const origin = httpOrigin(value);
-          if (!origin) throw fail('SIGNUP_LINK_ORIGINS', 'must be a comma list of http(s) origins');
-          return origin;
-        },
-      ),
+      // Unset allows no origin: a default would have to guess where the
+      // application lives, and the gateway's own origin serves a redirect.
+      linkOrigins: list(e.SIGNUP_LINK_ORIGINS ?? '').map((value) => {
+        const origin = httpOrigin(value);
+        if (!origin) throw fail('SIGNUP_LINK_ORIGINS', 'must be a comma list of http(s) origins');
+        return origin;
+      }),
       perRecipientPerHour: e.SIGNUP_LIMIT_PER_RECIPIENT,
       perIpPerMinute: e.SIGNUP_LIMIT_PER_IP,
     },
     trustedProxies: trustedProxies(list(e.TRUSTED_PROXIES), fail),
+    clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,
     devInboxDir: e.DEV_INBOX_DIR,
   };
 }

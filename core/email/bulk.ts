@@ -1,6 +1,6 @@
 import { MailroomError, isMailroomError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { assertWellFormed } from './auth.ts';
+import { authorizeSend } from './auth.ts';
 import type { Principal } from '../identity.ts';
 import { isPlainObject, parse } from '../validation.ts';
 import {
@@ -22,7 +22,8 @@ import {
 } from './schema.ts';
 
 /**
- * POST /api/email/bulk: the envelope is checked as a whole (a bad envelope is
+ * POST /api/email/bulk: an authenticated caller with all three identity
+ * headers only (else 401); the envelope is checked as a whole (a bad envelope is
  * one 400); each item is then validated, authorised and sent on its own, so
  * one bad item fails alone in `results[].error`. Items go in batches of 50
  * with `batchDelay` ms between batches; inside a batch a few are sent at once.
@@ -66,9 +67,10 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 }
 
 export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principal): Promise<BulkResult> {
-  // Headers that are present but malformed fail the whole request; missing ones
-  // are checked per item (signup templates need none).
-  assertWellFormed(principal.caller);
+  // The interface requires the identity headers on bulk, whatever the
+  // templates: signup flows send one message (POST /api/email/send), and an
+  // anonymous bulk would multiply what the signup narrowing allows.
+  authorizeSend(principal, true);
   const body = checkEnvelope(raw);
   const sleep = deps.sleep ?? defaultSleep;
   const delay = body.batchDelay ?? BULK_DELAY_DEFAULT_MS;

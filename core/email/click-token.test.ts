@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { firstFormatToken } from '../../test/support/click-tokens.ts';
 import { TEST_SECRET } from '../../test/support/env.ts';
 import { CLICK_TOKEN_MAX_LENGTH, CLICK_URL_MAX_BYTES, clickTokens, trackableUrl } from './click-token.ts';
 
@@ -18,7 +19,39 @@ describe('click tokens', () => {
   it('round-trips the email id and the URL', () => {
     const token = tokens.sign(EMAIL_ID, URL_A)!;
     assert.match(token, /^[\w-]+\.[\w-]{22}$/);
-    assert.deepEqual(tokens.verify(token), { emailId: EMAIL_ID, url: URL_A });
+    assert.deepEqual(tokens.verify(token), {
+      emailId: EMAIL_ID,
+      url: URL_A,
+      expiresAt: tokens.verify(token)!.expiresAt,
+    });
+  });
+
+  it('carries its expiry: the lifetime after signing, in whole seconds (365 days by default)', () => {
+    const signedAt = Date.UTC(2026, 0, 1, 12, 0, 0, 250);
+    const day = 86_400_000;
+    const at = (now: number, lifetimeMs?: number) =>
+      clickTokens(TEST_SECRET, { now: () => now, ...(lifetimeMs ? { lifetimeMs } : {}) });
+    const token = at(signedAt).sign(EMAIL_ID, URL_A)!;
+    // Verifying needs no clock: the caller compares (the service refuses expired links).
+    assert.equal(tokens.verify(token)?.expiresAt, signedAt - 250 + 1000 + 365 * day);
+    assert.equal(
+      tokens.verify(at(signedAt, 7 * day).sign(EMAIL_ID, URL_A)!)?.expiresAt,
+      signedAt + 750 + 7 * day,
+    );
+    // The expiry is signed: changing it breaks the MAC.
+    const [payload, mac] = token.split('.') as [string, string];
+    const bytes = Buffer.from(payload, 'base64url');
+    bytes.writeUInt32BE(bytes.readUInt32BE(1) + 86_400 * 365, 1);
+    assert.equal(tokens.verify(`${bytes.toString('base64url')}.${mac}`), undefined);
+  });
+
+  it('still verifies tokens of the first format (no expiry), which emails sent before it carry', () => {
+    const token = firstFormatToken(TEST_SECRET, EMAIL_ID, URL_A);
+    assert.deepEqual(tokens.verify(token), { emailId: EMAIL_ID, url: URL_A, expiresAt: undefined });
+    assert.equal(
+      tokens.verify(firstFormatToken('another-secret-of-at-least-32-characters!', EMAIL_ID, URL_A)),
+      undefined,
+    );
   });
 
   it('normalises the URL as the WHATWG parser does, and keeps non-ASCII', () => {
@@ -27,9 +60,9 @@ describe('click tokens', () => {
     assert.equal(tokens.verify(tokens.sign(EMAIL_ID, url)!)?.url, new URL(url).href);
   });
 
-  it('is short: ~1.33 bytes per URL byte plus 46 characters', () => {
+  it('is short: ~1.33 bytes per URL byte plus 51 characters', () => {
     const token = tokens.sign(EMAIL_ID, 'https://a.example/x')!;
-    assert.ok(token.length < 'https://a.example/x'.length * 1.34 + 46, token);
+    assert.ok(token.length < 'https://a.example/x'.length * 1.34 + 52, token);
   });
 
   it('signs only absolute http(s) URLs of bounded length', () => {
@@ -92,15 +125,16 @@ describe('click tokens', () => {
       `${payload}.`,
       `${payload}.${mac}.${mac}`,
       `${payload}=.${mac}`,
-      `${payload.replace(/-/g, '+').replace(/_/g, '/')}.${mac}`,
+      `+${payload.slice(1)}.${mac}`,
+      `${payload.slice(0, -1)}/.${mac}`,
       `${payload}.${mac}A`,
       `${payload} .${mac}`,
       `${payload}.${mac}`.padEnd(CLICK_TOKEN_MAX_LENGTH + 1, 'A'),
     ];
     for (const value of wrong) assert.equal(tokens.verify(value), undefined, String(value));
-    // A non-canonical spelling of the same bytes: 37 payload bytes end in a
+    // A non-canonical spelling of the same bytes: 40 payload bytes end in a
     // character with 4 unused bits; setting one decodes to the same bytes.
-    const [short, shortMac] = tokens.sign(EMAIL_ID, 'https://a.example/xy')!.split('.') as [string, string];
+    const [short, shortMac] = tokens.sign(EMAIL_ID, 'https://a.example/x')!.split('.') as [string, string];
     assert.equal(Buffer.from(short, 'base64url').length % 3, 1);
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const twin = `${short.slice(0, -1)}${alphabet[alphabet.indexOf(short.at(-1)!) + 1]!}`;

@@ -6,30 +6,43 @@ import { isUuid } from '../identity.ts';
  *
  *   base64url(payload) "." base64url(mac)
  *
- *   payload = 0x01 (format version)
+ *   payload = 0x02 (format version)
+ *           ‖ expiry, seconds since the Unix epoch (4 bytes, big-endian)
  *           ‖ the email id's 16 bytes
  *           ‖ the original URL, UTF-8 (as the WHATWG URL parser normalised it)
  *   mac     = the first 16 bytes of HMAC-SHA256(click key, payload)
  *   click key = HMAC-SHA256(MAILROOM_SECRET, "mailroom click-token v1")
  *
+ * Format 0x01 (before expiries) is the same without the expiry; such tokens
+ * are still verified, and the caller decides how long they live (the email
+ * service: as long as a new one, counted from its email's creation).
+ *
  * Properties:
  * - Unforgeable: only a holder of the server secret can produce a token, so
- *   the redirect goes only to URLs Mailroom itself put in an email (never an
- *   open redirect), and a click is recorded only for the email it was issued
- *   for. A 128-bit truncated HMAC-SHA256 (as in RFC 4868) is far beyond
+ *   the redirect goes only to URLs Mailroom itself put in an email, and a
+ *   click is recorded only for the email it was issued for. (Any key holder
+ *   can get a token for any URL by mailing it, hence the expiry below, and
+ *   anonymous signup links may never point here: signup-guard.ts.) A 128-bit truncated HMAC-SHA256 (as in RFC 4868) is far beyond
  *   guessing over HTTP.
+ * - Expiring: a link redirects for CLICK_LINK_LIFETIME_DAYS after its email
+ *   was sent. Any key holder makes tokens for URLs of their choosing (by
+ *   mailing them); the expiry bounds how long such a token stays a redirect
+ *   through this gateway's domain.
  * - Purpose-bound: the click key is derived from the secret for this use
  *   alone; no other signature Mailroom makes can pass as a click token.
  * - Self-contained: verifying needs no database read, so a valid link keeps
  *   redirecting after its email record is gone.
- * - Not secret: the URL and the email id can be read out of the token (they
- *   are in the email anyway); only their integrity is protected.
+ * - Not secret: the URL, the email id and the expiry can be read out of the
+ *   token (they are in the email anyway); only their integrity is protected.
  * - Strict: one canonical spelling (base64url without padding, re-encoding
  *   must give the same characters), bounded length, checked before any MAC is
  *   computed; the MAC is compared in constant time.
  */
 
-const VERSION = 0x01;
+const VERSION = 0x02;
+/** The first format: no expiry. Still verified (links in emails sent before 0x02). */
+const VERSION_WITHOUT_EXPIRY = 0x01;
+const EXPIRY_BYTES = 4;
 const ID_BYTES = 16;
 const MAC_BYTES = 16;
 const KEY_PURPOSE = 'mailroom click-token v1';
@@ -44,13 +57,28 @@ const BASE64URL = /^[\w-]+$/;
 export interface ClickTarget {
   emailId: string;
   url: string;
+  /** When the link stops redirecting (ms since the epoch); undefined for a format-0x01 token. */
+  expiresAt: number | undefined;
 }
 
 export interface ClickTokens {
   /** The token for a link of `emailId`; undefined when the URL is not trackable (not http(s), too long). */
   sign(emailId: string, url: string): string | undefined;
-  /** The email id and URL a token carries, or undefined for anything Mailroom did not sign. */
+  /**
+   * What a token Mailroom signed carries, expired or not (the caller compares
+   * `expiresAt`); undefined for anything Mailroom did not sign.
+   */
   verify(token: unknown): ClickTarget | undefined;
+}
+
+/** How long a new token's link redirects unless told otherwise: CLICK_LINK_LIFETIME_DAYS' default, 365 days. */
+export const DEFAULT_CLICK_LIFETIME_MS = 365 * 86_400_000;
+
+export interface ClickTokenOptions {
+  /** How long a new token's link redirects; default DEFAULT_CLICK_LIFETIME_MS. */
+  lifetimeMs?: number;
+  /** The clock (tests); default Date.now. */
+  now?: () => number;
 }
 
 /** An absolute http(s) URL, normalised by the WHATWG parser; undefined for anything else. */
@@ -65,17 +93,22 @@ export function trackableUrl(value: string): string | undefined {
   return Buffer.byteLength(url.href) <= CLICK_URL_MAX_BYTES ? url.href : undefined;
 }
 
-export function clickTokens(secret: string): ClickTokens {
+export function clickTokens(secret: string, options: ClickTokenOptions = {}): ClickTokens {
   const key = createHmac('sha256', secret).update(KEY_PURPOSE).digest();
   const mac = (payload: Buffer) => createHmac('sha256', key).update(payload).digest().subarray(0, MAC_BYTES);
+  const now = options.now ?? Date.now;
+  const lifetimeMs = options.lifetimeMs ?? DEFAULT_CLICK_LIFETIME_MS;
 
   return {
     sign(emailId, url) {
       if (!isUuid(emailId)) throw new Error(`click token for a non-UUID email id: ${emailId}`);
       const target = trackableUrl(url);
       if (target === undefined) return undefined;
+      const header = Buffer.alloc(1 + EXPIRY_BYTES);
+      header[0] = VERSION;
+      header.writeUInt32BE(Math.min(Math.ceil((now() + lifetimeMs) / 1000), 0xffffffff), 1);
       const payload = Buffer.concat([
-        Buffer.from([VERSION]),
+        header,
         Buffer.from(emailId.replace(/-/g, ''), 'hex'),
         Buffer.from(target, 'utf8'),
       ]);
@@ -91,12 +124,15 @@ export function clickTokens(secret: string): ClickTokens {
       if (!payload || !presented || presented.length !== MAC_BYTES) return undefined;
       if (!timingSafeEqual(presented, mac(payload))) return undefined;
       // Signed by us: the rest is well-formed unless the format changed.
-      if (payload.length <= 1 + ID_BYTES || payload[0] !== VERSION) return undefined;
-      const hex = payload.subarray(1, 1 + ID_BYTES).toString('hex');
-      const url = trackableUrl(payload.subarray(1 + ID_BYTES).toString('utf8'));
+      const idAt = payload[0] === VERSION ? 1 + EXPIRY_BYTES : 1;
+      if (payload[0] !== VERSION && payload[0] !== VERSION_WITHOUT_EXPIRY) return undefined;
+      if (payload.length <= idAt + ID_BYTES) return undefined;
+      const expiresAt = payload[0] === VERSION ? payload.readUInt32BE(1) * 1000 : undefined;
+      const hex = payload.subarray(idAt, idAt + ID_BYTES).toString('hex');
+      const url = trackableUrl(payload.subarray(idAt + ID_BYTES).toString('utf8'));
       if (url === undefined) return undefined;
       const emailId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-      return { emailId, url };
+      return { emailId, url, expiresAt };
     },
   };
 }

@@ -7,7 +7,7 @@ import { rewriteLinks } from './link-rewriter.ts';
  * `{PUBLIC_BASE_URL}/api/email/click/{token}` (click-token.ts: signed, carries
  * the email id and the original URL); `GET` of that URL records the click
  * (and the open it implies) through the open buffer and redirects to the
- * original URL.
+ * original URL, for CLICK_LINK_LIFETIME_DAYS after the email was sent.
  *
  * Left alone: `mailto:`, `tel:`, `#anchors`, relative links, anything not
  * http(s), URLs over CLICK_URL_MAX_BYTES, links already pointing at the click
@@ -21,12 +21,17 @@ export const CLICK_PATH = '/api/email/click/';
 export interface ClickTracking {
   /** The HTML with its http(s) links rewritten to click-tracking URLs of `emailId`. */
   trackLinks(html: string, emailId: string): Promise<string>;
-  /** What a click token stands for, or undefined when Mailroom did not sign it (never redirect then). */
+  /** What a click token stands for, expired or not; undefined when Mailroom did not sign it (never redirect then). */
   verify(token: unknown): ClickTarget | undefined;
 }
 
-export function clickTracking(options: { secret: string; publicBaseUrl: string }): ClickTracking {
-  const tokens = clickTokens(options.secret);
+export function clickTracking(options: {
+  secret: string;
+  publicBaseUrl: string;
+  /** How long a rewritten link redirects (CLICK_LINK_LIFETIME_DAYS); default 365 days. */
+  lifetimeMs?: number;
+}): ClickTracking {
+  const tokens = clickTokens(options.secret, options.lifetimeMs ? { lifetimeMs: options.lifetimeMs } : {});
   const prefix = `${options.publicBaseUrl}${CLICK_PATH}`;
   return {
     trackLinks(html, emailId) {

@@ -49,10 +49,12 @@ export interface EmailService {
   /**
    * A tracked link's click (`GET /api/email/click/{token}`): the original URL
    * to redirect to, the click (and its open) buffered like a pixel open. A
-   * token Mailroom did not sign → validation error (never a redirect). A valid
-   * token whose record is gone still redirects; nothing is recorded then.
+   * token Mailroom did not sign, or whose lifetime is over → validation error
+   * (never a redirect). A valid token whose record is gone still redirects;
+   * nothing is recorded then (except a token of the first format, which
+   * carries no expiry: its record's age decides, so without one it is expired).
    */
-  followClick(token: string): string;
+  followClick(token: string): Promise<string>;
   /** Writes the buffered pixel opens and clicks now; resolves once they are in the database. */
   flushOpens(): Promise<void>;
   /** Counters of the pixel's open buffer (accepted, dropped, recorded, failed, flushes, pending). */

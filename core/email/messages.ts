@@ -38,6 +38,12 @@ export const notWithoutAuthentication = (field: 'cc' | 'bcc' | 'attachments' | '
   `${field} is not allowed without authentication.`;
 export const linkOriginNotAllowed = (variable: string) =>
   `${variable} must point at an allowed origin (SIGNUP_LINK_ORIGINS) without authentication.`;
+export const SIGNUP_LINKS_NOT_CONFIGURED =
+  'unauthenticated signup sends are off: the gateway allows their links on no origin (SIGNUP_LINK_ORIGINS is not set).';
+export const linkToRedirect = (variable: string) =>
+  `${variable} must not point at a click redirect (/api/email/click/) without authentication.`;
+export const notPlainText = (field: string, max: number) =>
+  `${field} must be plain text without authentication: at most ${max} characters, no links, @ or line breaks.`;
 export const WEBHOOK_NOT_CONFIGURED =
   'webhook not configured: set SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_ALLOW_UNSIGNED=true in dev).';
 export const WEBHOOK_TIMESTAMP_OUTSIDE_WINDOW = 'webhook timestamp outside the allowed window.';
@@ -52,6 +58,8 @@ export const INVALID_WEBHOOK_SIGNATURE = 'invalid webhook signature.';
 export const WEBHOOK_BODY_NOT_ARRAY = 'webhook body must be a JSON array of events.';
 /** A click link whose token Mailroom did not sign (tampered, truncated, foreign or malformed). */
 export const INVALID_CLICK_LINK = 'invalid click link.';
+/** A click link Mailroom signed whose lifetime (CLICK_LINK_LIFETIME_DAYS) is over. */
+export const CLICK_LINK_EXPIRED = 'click link expired.';
 /** A keyed (workflow) send whose previous attempt is still talking to the provider. */
 export const IN_PROGRESS = 'email send already in progress.';
 export const SENT_MESSAGE = 'email sent successfully.';

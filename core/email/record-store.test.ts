@@ -183,10 +183,10 @@ describe('the send path and events: every query selects by _id', () => {
     const tokens = clickTokens(core.config.secret);
     const unknown = randomUUID();
     assert.equal(
-      email.followClick(tokens.sign(target.email_id, 'https://a.example/')!),
+      await email.followClick(tokens.sign(target.email_id, 'https://a.example/')!),
       'https://a.example/',
     );
-    email.followClick(tokens.sign(unknown, 'https://a.example/')!);
+    await email.followClick(tokens.sign(unknown, 'https://a.example/')!);
     await email.flushOpens();
     const stored = await core.database.db.collection<EmailRecord>('emails').findOne({ _id: target.email_id });
     assert.equal(stored?.clicked, true);

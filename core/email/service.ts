@@ -14,7 +14,7 @@ import { clickTracking } from './click-tracking.ts';
 import type { EmailService } from './contract.ts';
 import { idempotencyKeys } from './idempotency-keys.ts';
 import { ensureEmailIndexes } from './indexes.ts';
-import { EMAIL_NOT_FOUND, INVALID_CLICK_LINK, OUTCOME_UNKNOWN } from './messages.ts';
+import { CLICK_LINK_EXPIRED, EMAIL_NOT_FOUND, INVALID_CLICK_LINK, OUTCOME_UNKNOWN } from './messages.ts';
 import { createSendGridProvider, defaultSender, type MailProvider } from './provider.ts';
 import { recordStore } from './record-store.ts';
 import { createSendPipeline } from './send-pipeline.ts';
@@ -29,7 +29,7 @@ import { createWebhookHandler } from './webhook.ts';
 import { suppressionList } from './suppression-list.ts';
 import { suppressionsApi } from './suppressions.ts';
 import { requestKeys } from './request-keys.ts';
-import { assertSignupShape } from './signup-guard.ts';
+import { narrowSignupSend, withConfiguredVariables, type SignupPolicy } from './signup-guard.ts';
 import { ensureRateLimitIndexes, signupLimits } from './signup-limits.ts';
 
 /**
@@ -67,7 +67,11 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       timeoutMs: config.attachmentFetchTimeoutMs,
       allowAddresses: deps.attachmentAllowedAddresses ?? [],
     });
-  const clicks = clickTracking({ secret: config.secret, publicBaseUrl: config.publicBaseUrl });
+  const clicks = clickTracking({
+    secret: config.secret,
+    publicBaseUrl: config.publicBaseUrl,
+    lifetimeMs: config.clickLinkLifetimeMs,
+  });
   const deliver = createSendPipeline({
     records,
     keys,
@@ -97,7 +101,17 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   });
 
   const limits = signupLimits(db, config.signup, logger);
+  const signup: SignupPolicy = {
+    linkOrigins: config.signup.linkOrigins,
+    configured: { supportEmail: config.supportEmail },
+  };
   const requests = requestKeys(db, records, logger);
+
+  /** When a format-0x01 click token (no expiry of its own) expires: a lifetime after its email was created. */
+  async function legacyExpiry(emailId: string): Promise<number | undefined> {
+    const record = await records.findById(emailId);
+    return record ? record.created_at.getTime() + config.clickLinkLifetimeMs : undefined;
+  }
 
   const send: EmailService['send'] = async (body, principal, options = {}) => {
     // Authorise first: unauthenticated callers get 401, not details about their payload.
@@ -105,9 +119,14 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       isPlainObject(body) && typeof body['template_id'] === 'string' ? body['template_id'] : '';
     const template = getTemplate(templateId);
     const identity = authorizeSend(principal, template?.requiresAuth ?? true);
-    const input = validateSendBody(body, config.blockedEmailDomains);
-    if (!principal.authenticated && template) {
-      assertSignupShape(input, template, config.signup.linkOrigins);
+    // Without authentication only a signup template gets here (authorizeSend), narrowed.
+    const signupTemplate = principal.authenticated ? undefined : template;
+    let input = validateSendBody(
+      signupTemplate ? withConfiguredVariables(body, signupTemplate, signup.configured) : body,
+      config.blockedEmailDomains,
+    );
+    if (signupTemplate) {
+      input = narrowSignupSend(input, signupTemplate, signup);
       await limits.consume(input.to[0]!.email, principal.clientIp);
     }
     const attachments = await resolveAttachments(input.attachments, fetcher);
@@ -145,9 +164,13 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       if (looksLikeViewKey(viewKey)) opens.add(viewKey);
     },
 
-    followClick(token) {
+    async followClick(token) {
       const target = clicks.verify(token);
       if (!target) throw new MailroomError('validation', INVALID_CLICK_LINK);
+      // A token of the first format carries no expiry: its email's age stands in (one read, those tokens only).
+      const expiresAt = target.expiresAt ?? (await legacyExpiry(target.emailId));
+      if (expiresAt === undefined || expiresAt <= Date.now())
+        throw new MailroomError('validation', CLICK_LINK_EXPIRED);
       // Buffered like a pixel open; the redirect never waits on the database.
       clicksFollowed.inc({ buffered: String(opens.addClick(target.emailId)) });
       return target.url;

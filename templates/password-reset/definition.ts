@@ -1,4 +1,4 @@
-import { defineTemplate, requiredLink, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, requiredLink, requiredName, requiredText, variablesSchema } from '../define.ts';
 
 export default defineTemplate({
   id: 'password-reset',
@@ -6,7 +6,7 @@ export default defineTemplate({
   defaultSubject: 'Reset your Mailroom password',
   requiresAuth: false,
   variables: variablesSchema({
-    USER_NAME: requiredText('Name of the account holder'),
+    USER_NAME: requiredName('Name of the account holder'),
     RESET_URL: requiredLink('http(s) link that opens the reset form'),
     EXPIRY_TIME: requiredText('How long the link stays valid, e.g. "30 minutes"'),
     REQUEST_IP: requiredText('IP address the request came from'),

@@ -1,4 +1,4 @@
-import { defineTemplate, requiredLink, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, requiredConfig, requiredLink, requiredName, variablesSchema } from '../define.ts';
 
 export default defineTemplate({
   id: 'welcome',
@@ -6,8 +6,11 @@ export default defineTemplate({
   defaultSubject: 'Welcome to Mailroom, {{USER_NAME}}',
   requiresAuth: false,
   variables: variablesSchema({
-    USER_NAME: requiredText('Name of the new user'),
+    USER_NAME: requiredName('Name of the new user'),
     LOGIN_URL: requiredLink('http(s) link to the sign-in page'),
-    SUPPORT_EMAIL: requiredText('Address users can write to for help'),
+    SUPPORT_EMAIL: requiredConfig(
+      'Address users can write to for help (SUPPORT_EMAIL of the configuration when unauthenticated)',
+      'supportEmail',
+    ),
   }),
 });

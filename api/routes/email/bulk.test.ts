@@ -151,22 +151,18 @@ describe('POST /api/email/bulk', () => {
     assert.ok(Date.now() - started >= 1000);
   });
 
-  it('auth: missing headers fail items that need them; malformed headers fail the request', async () => {
-    const res = await app.post(
-      '/api/email/bulk',
-      {
-        emails: [
-          { id: 'w', ...welcomeBody() },
-          { id: 'i', ...invoiceBody() },
-        ],
-        batchDelay: 0,
-      },
-      {},
-    );
-    assert.equal(res.status, 200);
-    const results = res.body['results'] as Array<Record<string, unknown>>;
-    assert.equal(results[0]!['success'], true);
-    assert.deepEqual(results[1], { id: 'i', success: false, error: 'unauthorized' });
+  it('auth: the identity headers are required, even for signup templates; malformed ones fail the request', async () => {
+    const emails = [
+      { id: 'w', ...welcomeBody() },
+      { id: 'i', ...invoiceBody() },
+    ];
+    // Signup flows send one message (POST /api/email/send); bulk is for authenticated callers.
+    for (const headers of [{}, { 'x-user-id': AUTH['x-user-id'] }] as Array<Record<string, string>>) {
+      const res = await app.post('/api/email/bulk', { emails, batchDelay: 0 }, headers);
+      assert.equal(res.status, 401, JSON.stringify(headers));
+      assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
+    }
+    assert.equal(app.fake.accepted.length, 0);
 
     const bad = await app.post(
       '/api/email/bulk',

@@ -1,18 +1,25 @@
 import { BulkBodySchema, BulkResponseSchema } from '../../../core/email/schema.ts';
 import { defineRoute, failure } from '../../route.ts';
-import { IDEMPOTENCY_FAILURES, SEND_AUTH_FAILURES, answerOnce, sendRequest } from './send-request.ts';
+import { IDEMPOTENCY_FAILURES, answerOnce, sendRequest } from './send-request.ts';
 
-/** POST /api/email/bulk → 200 with per-item results, also when some items failed. */
+/**
+ * POST /api/email/bulk → 200 with per-item results, also when some items
+ * failed. Never anonymous, not even for the signup templates: without a key
+ * (or, behind a trusted proxy, without all three identity headers) → 401,
+ * before the body is read.
+ */
 export const bulkRoute = defineRoute({
   method: 'post',
   path: '/api/email/bulk',
   operationId: 'sendBulkEmail',
   summary: 'Send up to 100 emails in batches of 50',
   ...sendRequest(BulkBodySchema),
+  auth: { scope: 'email:send' },
   responses: {
     200: { description: 'One result per item, in request order.', schema: BulkResponseSchema },
     400: failure('Invalid envelope.'),
-    ...SEND_AUTH_FAILURES,
+    401: failure('No valid API key, or not all three identity headers (also for signup templates).'),
+    403: failure('The API key lacks the email:send scope.'),
     ...IDEMPOTENCY_FAILURES,
   },
   async handler(ctx, deps) {

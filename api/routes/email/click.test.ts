@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { clickTokens } from '../../../core/email/click-token.ts';
 import { statusOf, type EmailRecord } from '../../../core/email/record.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
+import { firstFormatToken } from '../../../test/support/click-tokens.ts';
 import { TEST_SECRET } from '../../../test/support/env.ts';
 
 /** Where every tracked link's token is: `{PUBLIC_BASE_URL}/api/email/click/{token}`. */
@@ -167,6 +168,48 @@ describe('click tracking (GET /api/email/click/{token})', () => {
     const res = await click(token);
     assert.equal(res.status, 302);
     assert.equal(res.headers.get('location'), 'https://gone.example/page');
+    await app.email.flushOpens();
+  });
+
+  it('expires: a link older than CLICK_LINK_LIFETIME_DAYS (365) answers 400 without a Location and records nothing', async () => {
+    const { emailId } = await send(invoiceBody());
+    const day = 86_400_000;
+    const signedDaysAgo = (days: number) =>
+      clickTokens(TEST_SECRET, { now: () => Date.now() - days * day }).sign(
+        emailId,
+        'https://acme.example/old',
+      )!;
+    const fresh = await click(signedDaysAgo(364));
+    assert.equal(fresh.status, 302);
+    assert.equal(fresh.headers.get('location'), 'https://acme.example/old');
+    const expired = await click(signedDaysAgo(366));
+    assert.equal(expired.status, 400);
+    assert.equal(expired.headers.get('location'), null);
+    assert.deepEqual(await expired.json(), { success: false, error: 'click link expired.' });
+    await app.email.flushOpens();
+    assert.equal((await stored(emailId)).clicked, true, 'the fresh click only');
+  });
+
+  it('links of the first token format (no expiry) live as long, counted from their email; unknown emails: expired', async () => {
+    const { emailId } = await send(invoiceBody());
+    const legacy = firstFormatToken(TEST_SECRET, emailId, 'https://acme.example/legacy');
+    const res = await click(legacy);
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get('location'), 'https://acme.example/legacy');
+
+    const emails = app.database.db.collection<EmailRecord>('emails');
+    await emails.updateOne(
+      { _id: emailId },
+      { $set: { created_at: new Date(Date.now() - 366 * 86_400_000) } },
+    );
+    const old = await click(legacy);
+    assert.equal(old.status, 400);
+    assert.equal(old.headers.get('location'), null);
+    assert.deepEqual(await old.json(), { success: false, error: 'click link expired.' });
+
+    const orphan = await click(firstFormatToken(TEST_SECRET, randomUUID(), 'https://evil.example/'));
+    assert.equal(orphan.status, 400);
+    assert.equal(orphan.headers.get('location'), null);
     await app.email.flushOpens();
   });
 

@@ -7,8 +7,9 @@ import { defineRoute, failure } from '../../route.ts';
  * authentication, like the pixel: the token's signature is the credential.
  * A token Mailroom signed → 302 to the URL it carries, the click (and its
  * open) buffered for the next batch write. Anything else (tampered,
- * truncated, signed with another secret, too long) → 400 and no Location:
- * the endpoint never redirects anywhere Mailroom did not put in an email.
+ * truncated, signed with another secret, too long) or expired (older than
+ * CLICK_LINK_LIFETIME_DAYS) → 400 and no Location: the endpoint never
+ * redirects anywhere Mailroom did not put in an email, nor for ever.
  */
 export const clickRoute = defineRoute({
   method: 'get',
@@ -16,7 +17,7 @@ export const clickRoute = defineRoute({
   operationId: 'followTrackedLink',
   summary: 'Tracked link: records the click and redirects',
   description:
-    'The link Mailroom put in place of an http(s) link of an email it sent. Records the click (which counts as an open) and redirects to the original URL. A token that fails verification is answered 400 without a redirect.',
+    'The link Mailroom put in place of an http(s) link of an email it sent. Records the click (which counts as an open) and redirects to the original URL. A token that fails verification, or is older than the configured lifetime (CLICK_LINK_LIFETIME_DAYS, default 365 days), is answered 400 without a redirect.',
   tag: 'email',
   params: Type.Object({
     token: Type.String({
@@ -28,11 +29,13 @@ export const clickRoute = defineRoute({
   }),
   responses: {
     302: { description: 'Redirect to the original URL (`Location`).' },
-    400: failure('The token fails verification (tampered, truncated, foreign or malformed).'),
+    400: failure(
+      'The token fails verification (tampered, truncated, foreign or malformed): `invalid click link.`; or its lifetime is over: `click link expired.`',
+    ),
   },
-  handler(ctx, { email }) {
+  async handler(ctx, { email }) {
     ctx.set('Cache-Control', 'no-store');
-    const url = email.followClick(ctx.params['token'] ?? '');
+    const url = await email.followClick(ctx.params['token'] ?? '');
     // 302 with Location (Koa's redirect: encodeurl, and a short body naming the URL).
     ctx.redirect(url);
   },

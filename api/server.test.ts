@@ -1,0 +1,89 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { MongoClient } from 'mongodb';
+import { fileURLToPath } from 'node:url';
+import { freePort, RUN_TS } from '../infra/services.ts';
+import { mongoUri, TEST_SECRET, uniqueName } from '../test/support/env.ts';
+import { SAMPLE_DATA } from '../templates/samples.ts';
+
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+
+/**
+ * The gateway process as an operator starts it: api-key mode and the default
+ * settings, no SIGNUP_LINK_ORIGINS. It says at start that anonymous signup
+ * sends are off, and they are.
+ */
+describe('the gateway process with default settings', () => {
+  it(
+    'says at start that SIGNUP_LINK_ORIGINS is unset, and refuses anonymous signup links',
+    { timeout: 60_000 },
+    async () => {
+      const port = await freePort();
+      const database = new URL(mongoUri());
+      database.pathname = `/${uniqueName('server')}`;
+      const gateway = spawn(process.execPath, [RUN_TS, 'api/server.ts'], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env['PATH'],
+          PORT: String(port),
+          MONGODB_URI: database.toString(),
+          TEMPORAL_ADDRESS: '127.0.0.1:1',
+          MAILROOM_SECRET: TEST_SECRET,
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const base = `http://127.0.0.1:${port}`;
+      const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+      try {
+        const logged: string[] = [];
+        createInterface({ input: gateway.stdout }).on('line', (line) => logged.push(line));
+        await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok);
+        // The start-up warnings follow the listening line; a bounded wait for them, never a hang.
+        await until('the gateway warns about SIGNUP_LINK_ORIGINS', async () =>
+          logged.some((line) => line.includes('SIGNUP_LINK_ORIGINS')),
+        );
+        const warning = String(JSON.parse(logged.find((line) => line.includes('SIGNUP_LINK_ORIGINS'))!).msg);
+        assert.match(warning, /^SIGNUP_LINK_ORIGINS is not set: unauthenticated signup sends .* are refused/);
+
+        // The gateway's own origin is no longer allowed by default: it serves the click redirect.
+        const res = await fetch(`${base}/api/email/send`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            to: 'someone@example.com',
+            subject: 'Reset',
+            template_id: 'password-reset',
+            template_data: {
+              ...SAMPLE_DATA['password-reset'],
+              RESET_URL: `http://localhost:${port}/api/email/click/AQ.AA`,
+            },
+          }),
+        });
+        assert.equal(res.status, 400);
+        assert.match(
+          String(((await res.json()) as { error: unknown }).error),
+          /SIGNUP_LINK_ORIGINS is not set/,
+        );
+      } finally {
+        gateway.kill('SIGTERM');
+      }
+      assert.equal(await exited, 0);
+      const client = await MongoClient.connect(database.toString());
+      await client.db().dropDatabase();
+      await client.close();
+    },
+  );
+});
+
+/** Polls `probe` (connection errors count as "not yet") until it is true; 20 s at most. */
+async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await probe().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
