@@ -3,12 +3,14 @@ import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import { MailroomError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { KeyedLock } from './keyed-lock.ts';
+import { canonicalMailbox, clientNetwork } from './rate-limit-keys.ts';
 import { TOO_MANY_SIGNUP_SENDS } from './messages.ts';
 
 /**
- * Rate limits of unauthenticated signup-template sends: per recipient address
- * (a victim's inbox cannot be flooded) and per client IP (one client cannot
- * burn the company's sending reputation). Counts live in MongoDB
+ * Rate limits of unauthenticated signup-template sends: per recipient mailbox
+ * (a victim's inbox cannot be flooded) and per client network (one client
+ * cannot burn the company's sending reputation), each however it is spelt
+ * (rate-limit-keys.ts). Counts live in MongoDB
  * (`rate_limits`), so every gateway replica shares them.
  *
  * FerretDB applies concurrent `$inc` upserts of one document without
@@ -67,8 +69,8 @@ export function signupLimits(db: Db, settings: SignupLimitSettings, logger: Logg
 
   return {
     async consume(recipient, clientIp) {
-      if (clientIp) await take(perIp, clientIp);
-      await take(perRecipient, recipient.toLowerCase());
+      if (clientIp) await take(perIp, clientNetwork(clientIp));
+      await take(perRecipient, canonicalMailbox(recipient));
     },
     stop() {
       clearInterval(sweep);
