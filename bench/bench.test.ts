@@ -2,52 +2,89 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseRatioLine } from './lib/measure.ts';
+import { parseLoadLine, parseRatioLine } from './lib/measure.ts';
 import { ROOT } from './lib/processes.ts';
+import { parseMedianLine } from './lib/summary.ts';
 import { RUN_TS } from '../infra/services.ts';
 
 /**
  * The bench itself still works: BENCH_QUICK=1 runs every path against its
- * floor on the servers `npm test` started, and prints one parseable ratio line
- * per path, the storage floor lines, and the peak RSS lines. Speed is not judged here (figures from a
- * quick run on a busy CI machine mean nothing); `npm run bench` is for that.
+ * floor on the servers `npm test` started, and prints one parseable ratio
+ * line per path, the generator's CPU beside each HTTP path's, the storage
+ * floor lines, and the peak RSS lines; `--repeat` adds the median and the
+ * minimum of each ratio across the runs. Speed is not judged here (figures
+ * from a quick run on a busy CI machine mean nothing); `npm run bench` is for
+ * that.
  */
 const RATIOS = {
   pixel: 0.5,
-  send: 0.7,
+  click: 0.5,
+  status: 0.7,
+  send: 0.8,
   bulk: 0.8,
   workflow_latency: 1,
   workflow_throughput: 1,
   worker_start: 3,
 } as const;
+/** Loaded by the HTTP load generator: a `load` line for the floor and for ours. */
+const HTTP_PATHS = ['health', 'pixel', 'click', 'status', 'send'];
+
+async function bench(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [RUN_TS, join(ROOT, 'bench/run.ts'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_QUICK: '1', BENCH_ONLY: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { code, out, err, lines: out.split('\n') };
+}
 
 test(
-  'npm run bench (BENCH_QUICK=1) prints every ratio line with its target, and the peak RSS',
+  'npm run bench (BENCH_QUICK=1) prints every ratio line with its target, the generator share, and the peak RSS',
   { timeout: 600_000 },
   async () => {
-    const child = spawn(process.execPath, [RUN_TS, join(ROOT, 'bench/run.ts')], {
-      cwd: ROOT,
-      env: { ...process.env, BENCH_QUICK: '1', BENCH_ONLY: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    const { code, out, err, lines } = await bench([], {});
     assert.equal(code, 0, `bench exited with ${code}\n${out.slice(-3000)}\n${err.slice(-3000)}`);
 
-    const lines = out.split('\n').filter((l) => l.startsWith('ratio '));
-    const parsed = lines.map((l) => ({ line: l, ratio: parseRatioLine(l) }));
+    const ratioLines = lines.filter((l) => l.startsWith('ratio '));
+    const parsed = ratioLines.map((l) => ({ line: l, ratio: parseRatioLine(l) }));
     for (const { line, ratio } of parsed) assert.ok(ratio, `not a ratio line: ${line}`);
     const byName = new Map(parsed.map(({ ratio }) => [ratio!.name, ratio!]));
     assert.deepEqual([...byName.keys()].sort(), Object.keys(RATIOS).sort());
-    assert.equal(lines.length, Object.keys(RATIOS).length, 'exactly one line per ratio');
+    assert.equal(ratioLines.length, Object.keys(RATIOS).length, 'exactly one line per ratio');
     for (const [name, target] of Object.entries(RATIOS)) {
       const ratio = byName.get(name)!;
       assert.equal(ratio.target, target, `${name} target`);
       assert.ok(Number.isFinite(ratio.value) && ratio.value > 0, `${name} value ${ratio.value}`);
     }
+    assert.match(out, /^reference health \d+\.\d{3}$/m);
+
+    // The generator is named once, and each HTTP path's two sides say how much CPU it used beside the server.
+    const generator = /^\[bench\] HTTP load generator: (wrk|node) \(/m.exec(out)?.[1];
+    assert.ok(generator, 'the bench names its HTTP load generator');
+    const loads = lines
+      .filter((l) => l.startsWith('load '))
+      .map((l) => ({ line: l, load: parseLoadLine(l) }));
+    for (const { line, load } of loads) assert.ok(load, `not a load line: ${line}`);
+    assert.deepEqual(
+      loads.map(({ load }) => `${load!.name} ${load!.side}`).sort(),
+      HTTP_PATHS.flatMap((p) => [`${p} floor`, `${p} ours`]).sort(),
+    );
+    for (const { line, load } of loads) {
+      assert.equal(load!.generator, generator, line);
+      assert.ok(load!.generatorCores > 0 && load!.serverCores > 0, line);
+      // The verdict follows the rule the docs state.
+      const bound = load!.generatorCores >= load!.serverCores || load!.generatorCores >= 0.9;
+      assert.equal(load!.bound, bound, line);
+    }
+    // Beside each HTTP row of the table too.
+    for (const row of lines.filter((l) => /^(GET|POST) \/.*\(\d+ conns\)/.test(l)))
+      assert.match(row, new RegExp(`  ${generator} \\d+\\.\\d\\d / \\d+\\.\\d\\d`), row);
+
     // The storage floors beside them: the database work of send and of the workflow runs alone.
     assert.match(out, /^storage_floor send \d+\.\d+ sends\/s$/m);
     assert.match(out, /^storage_floor workflow_latency \d+\.\d+ ms$/m);
@@ -55,5 +92,37 @@ test(
     assert.match(out, /^storage floors: /m);
     assert.match(out, /^peak_rss gateway \d+ MiB$/m);
     assert.match(out, /^peak_rss worker \d+ MiB$/m);
+    // Without --repeat, no summary.
+    assert.doesNotMatch(out, /^ratio_median /m);
   },
 );
+
+test(
+  'npm run bench -- --repeat 2 prints each run, then the median and the minimum of each ratio',
+  { timeout: 600_000 },
+  async () => {
+    const { code, out, err, lines } = await bench(['--repeat', '2'], { BENCH_ONLY: 'health,status' });
+    assert.equal(code, 0, `bench exited with ${code}\n${out.slice(-3000)}\n${err.slice(-3000)}`);
+    const values = lines.filter((l) => l.startsWith('ratio status ')).map((l) => parseRatioLine(l)!.value);
+    assert.equal(values.length, 2, 'one status line per run');
+    const summary = lines.filter((l) => l.startsWith('ratio_median '));
+    assert.equal(summary.length, 1, summary.join('\n'));
+    const median = parseMedianLine(summary[0]!);
+    assert.ok(median, `not a ratio_median line: ${summary[0]}`);
+    assert.equal(median.name, 'status');
+    assert.equal(median.target, 0.7);
+    assert.equal(median.runs, 2);
+    // Two runs: the median is their mean (up to the printed rounding), the minimum the smaller.
+    assert.ok(Math.abs(median.median - (values[0]! + values[1]!) / 2) <= 0.001, summary[0]);
+    assert.equal(median.min, Math.min(...values));
+    assert.match(out, /^reference_median health \d+\.\d{3} min \d+\.\d{3} runs 2$/m);
+  },
+);
+
+test('npm run bench -- --repeat with anything but a whole number from 1 to 99 stops at once, saying why', async () => {
+  for (const args of [['--repeat', '0'], ['--repeat'], ['--repeat=x'], ['--fast']]) {
+    const { code, err } = await bench(args, {});
+    assert.equal(code, 1, args.join(' '));
+    assert.match(err, /--repeat takes a whole number from 1 to 99|unknown argument "--fast"/, args.join(' '));
+  }
+});

@@ -9,6 +9,7 @@ import { FakeSendGrid } from '../infra/fake-sendgrid.ts';
 import { provision } from '../infra/provision.ts';
 import { freePort, startScratchServers, type ServiceHandle } from '../infra/services.ts';
 import { WORKFLOWS_PATH } from '../worker/create-worker.ts';
+import type { Generator } from './lib/load.ts';
 import { startNode, waitForHttp, waitForLog, type NodeProcess } from './lib/processes.ts';
 
 /**
@@ -32,6 +33,8 @@ export interface BenchEnv {
   serviceEnv: NodeJS.ProcessEnv;
   gateway: NodeProcess;
   gatewayUrl: string;
+  /** The HTTP load generator (wrk, or the Node one: bench/lib/generator.ts). */
+  generator: Generator;
   worker: NodeProcess;
   taskQueue: string;
   /** Pids of the FerretDB and Temporal servers the bench started (undefined: given by URI/address). */
@@ -51,7 +54,7 @@ function withDatabase(uri: string, dbName: string): string {
   return url.toString();
 }
 
-export async function startBenchEnv(log: (line: string) => void): Promise<BenchEnv> {
+export async function startBenchEnv(log: (line: string) => void, generator: Generator): Promise<BenchEnv> {
   const scratch = await mkdtemp(join(tmpdir(), 'mailroom-bench-'));
   const services: ServiceHandle[] = [];
   const processes: NodeProcess[] = [];
@@ -128,7 +131,7 @@ export async function startBenchEnv(log: (line: string) => void): Promise<BenchE
     const profDir = process.env['BENCH_CPU_PROF'];
     const start = async (name: string, script: string, env: NodeJS.ProcessEnv = {}) => {
       const nodeArgs =
-        profDir && ['gateway', 'worker', 'noop-worker', 'send-floor', 'pixel-floor'].includes(name)
+        profDir && (['gateway', 'worker', 'noop-worker'].includes(name) || name.endsWith('-floor'))
           ? [`--cpu-prof`, `--cpu-prof-dir=${join(profDir, name)}`]
           : [];
       const proc = await startNode(
@@ -164,6 +167,7 @@ export async function startBenchEnv(log: (line: string) => void): Promise<BenchE
       serviceEnv,
       gateway,
       gatewayUrl,
+      generator,
       worker,
       taskQueue,
       servicePids,

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { renderEmail } from '../templates/engine.ts';
 import { invoiceBody } from '../test/support/sample-emails.ts';
-import { freePort } from '../infra/services.ts';
 import type { BenchEnv } from './env.ts';
-import { httpLoad } from './lib/http-load.ts';
-import { combine, measure, roundRatios, throughputRatio, totalTimeRatio, type Ratio } from './lib/measure.ts';
-import { waitForHttp } from './lib/processes.ts';
-import { alternatingRounds } from './lib/rounds.ts';
+import { startFloor } from './lib/floors.ts';
+import { httpRatio, type HttpPairOptions } from './lib/http-pair.ts';
+import { measure, totalTimeRatio, type Ratio } from './lib/measure.ts';
 
 /** The identity headers of one tenant (AUTH_MODE trusted-headers: a proxy vouches for them). */
 export function tenantHeaders(): Record<string, string> {
@@ -20,68 +18,57 @@ export function tenantHeaders(): Record<string, string> {
 
 /**
  * send: `POST /api/email/send` (the invoice the tests send) through the
- * gateway, `concurrency` at once, against the floor server
+ * gateway, 10 connections, against the floor server
  * (bench/floors/send-server.ts): insert, the same provider call, update.
- *
- * Both servers are first warmed with `warmup` requests (a long-running
- * server's steady state: JIT-compiled, pools filled; measured in rounds of
+ * Both loaded by the bench's generator, warmed first (measured in rounds of
  * 200 after start, the gateway's CPU per send fell 12.7 → 9.3 → 5.4 ms and
- * the floor's 6.9 → 4.7 → 3.8 ms before levelling out),
- * then measured in `rounds` alternating rounds of `count / rounds` requests,
- * the times summed: on a shared machine one measurement of either moved by
- * ±20% from run to run.
+ * the floor's 6.9 → 4.7 → 3.8 ms before levelling out), then alternating
+ * rounds (lib/http-pair.ts).
  */
-export async function benchSend(
-  env: BenchEnv,
-  opts: { count: number; concurrency: number; rounds: number; warmup: number },
-): Promise<Ratio> {
+export async function benchSend(env: BenchEnv, sizes: Omit<HttpPairOptions, 'idle'>): Promise<Ratio> {
+  const connections = 10;
   const body = invoiceBody();
-  const headers = tenantHeaders();
   const rendered = renderEmail({
     templateId: 'invoice',
     data: body['template_data'] as Record<string, string>,
     subject: String(body['subject']),
     trackingPixelUrl: 'http://mailroom.bench/api/email/track?view_key=x',
   });
-  const port = await freePort();
-  const floorServer = await env.start('send-floor', 'bench/floors/send-server.ts', { PORT: String(port) });
-  const floorUrl = `http://127.0.0.1:${port}`;
-  await waitForHttp(floorServer, `${floorUrl}/`, 60_000).catch(() => undefined); // 404 is "up" too
-  const floorBody = JSON.stringify({ to: 'customer@example.com', subject: body['subject'], ...rendered });
-  const sendBody = JSON.stringify(body);
-  const floorName = 'floor: bare Koa insert+provider+update';
-  const oursName = `POST /api/email/send (${opts.concurrency} at once)`;
-  const load = (count: number) => ({ count, connections: opts.concurrency, warmup: 0 });
-  const floor = (name: string, count: number) =>
-    httpLoad(name, floorUrl, load(count), () => ({
-      method: 'POST',
-      path: '/send',
-      headers: { 'content-type': 'application/json' },
-      body: floorBody,
-    }));
-  const ours = (name: string, count: number) =>
-    httpLoad(name, env.gatewayUrl, load(count), () => ({
-      method: 'POST',
-      path: '/api/email/send',
-      headers,
-      body: sendBody,
-    }));
-  await floor('warm-up', opts.warmup);
-  await ours('warm-up', opts.warmup);
-  const perRound = Math.ceil(opts.count / opts.rounds);
-  const rounds = await alternatingRounds(
-    opts.rounds,
-    [env.gateway.pid, floorServer.pid, env.servicePids.ferretdb],
-    { floor: () => floor(floorName, perRound), ours: () => ours(oursName, perRound) },
+  const headers = tenantHeaders();
+  const floor = await startFloor(env, 'send-floor', 'bench/floors/send-server.ts');
+  const json = { 'content-type': 'application/json' };
+  const ratio = await httpRatio(
+    env,
+    { name: 'send', target: 0.8 },
+    { ...sizes, idle: [env.servicePids.ferretdb] },
+    {
+      name: 'floor: bare Koa insert+provider+update',
+      pid: floor.pid,
+      load: () => ({
+        baseUrl: floor.url,
+        method: 'POST',
+        paths: ['/send'],
+        headers: json,
+        body: JSON.stringify({ to: 'customer@example.com', subject: body['subject'], ...rendered }),
+        expectStatus: 200,
+        connections,
+      }),
+    },
+    {
+      name: `POST /api/email/send (${connections} conns)`,
+      pid: env.gateway.pid,
+      load: () => ({
+        baseUrl: env.gatewayUrl,
+        method: 'POST',
+        paths: ['/api/email/send'],
+        headers,
+        body: JSON.stringify(body),
+        expectStatus: 200,
+        connections,
+      }),
+    },
   );
-  await floorServer.stop(5000);
-  const ratio = throughputRatio(
-    'send',
-    0.7,
-    combine(oursName, rounds.ours),
-    combine(floorName, rounds.floor),
-  );
-  ratio.note = `${opts.rounds} rounds after ${opts.warmup} warm-up requests each, by round ${roundRatios(rounds.ours, rounds.floor)}`;
+  await floor.stop();
   return ratio;
 }
 

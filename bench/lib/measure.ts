@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { cores, generatorBound, type LoadCpu } from './load.ts';
 
 /** One measured path: throughput and latency percentiles (milliseconds). */
 export interface Figures {
@@ -74,13 +75,16 @@ export async function measure(
 export interface Ratio {
   name: string;
   value: number;
-  /** The target, or undefined when the issue only asks to print it. */
   target: number;
+  /** A figure for comparison with no target (`health`): printed as `reference <name> <value>`. */
+  reference?: boolean;
   ours: Figures;
   floor: Figures;
   /** What the figures compare (printed in the table). */
   basis: 'throughput' | 'median time' | 'total time';
   note?: string;
+  /** HTTP paths: the CPU of the load generator and of the server, each side. */
+  load?: { ours: LoadCpu; floor: LoadCpu };
 }
 
 export function throughputRatio(name: string, target: number, ours: Figures, floor: Figures): Ratio {
@@ -97,26 +101,92 @@ export function totalTimeRatio(name: string, target: number, ours: Figures, floo
 
 const num = (v: number, digits: number, width: number) => v.toFixed(digits).padStart(width);
 
-/** One row of the human table. */
-export const row = (f: Figures): string =>
-  `${f.name.padEnd(46)}${num(f.ops, 1, 10)}${num(f.p50, 1, 10)}${num(f.p95, 1, 10)}${num(f.seconds, 2, 10)}${String(f.count).padStart(7)}`;
+/** `wrk 0.31 / 0.98`: the generator's cores and the server's during the measurement. */
+const loadCell = (cpu: LoadCpu | undefined): string => {
+  if (!cpu) return '';
+  const c = cores(cpu);
+  return `  ${cpu.generator} ${c.generator.toFixed(2)} / ${c.server.toFixed(2)}${generatorBound(cpu) ? ' generator-bound' : ''}`;
+};
+
+/** One row of the human table (HTTP paths: the generator's CPU beside the server's, in cores). */
+export const row = (f: Figures, cpu?: LoadCpu): string =>
+  `${f.name.padEnd(46)}${num(f.ops, 1, 10)}${num(f.p50, 1, 10)}${num(f.p95, 1, 10)}${num(f.seconds, 2, 10)}${String(f.count).padStart(7)}${loadCell(cpu)}`;
 
 /** The human table: each path beside its floor. */
 export function table(ratios: Ratio[]): string {
   const lines = [
-    `${'path'.padEnd(46)}${'ops/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p95 ms'.padStart(10)}${'total s'.padStart(10)}${'n'.padStart(7)}`,
+    `${'path'.padEnd(46)}${'ops/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p95 ms'.padStart(10)}${'total s'.padStart(10)}${'n'.padStart(7)}  generator / server cores`,
   ];
   for (const r of ratios) {
-    lines.push(row(r.ours), row(r.floor));
+    lines.push(row(r.ours, r.load?.ours), row(r.floor, r.load?.floor));
+    const target = r.reference ? 'reference, no target' : `target ≥ ${r.target}`;
     lines.push(
-      `  → ${r.name}: ${r.value.toFixed(3)} by ${r.basis} (target ≥ ${r.target})${r.note ? `; ${r.note}` : ''}`,
+      `  → ${r.name}: ${r.value.toFixed(3)} by ${r.basis} (${target})${r.note ? `; ${r.note}` : ''}`,
     );
+    const bound = r.load && generatorBoundNote(r.load);
+    if (bound) lines.push(`    ${bound}`);
   }
   return lines.join('\n');
 }
 
-/** The machine-readable line, exactly `ratio <name> <value> target <target>`. */
-export const ratioLine = (r: Ratio): string => `ratio ${r.name} ${r.value.toFixed(3)} target ${r.target}`;
+/** What a generator-bound side means for the ratio; undefined when neither side is. */
+function generatorBoundNote(load: { ours: LoadCpu; floor: LoadCpu }): string | undefined {
+  const floor = generatorBound(load.floor);
+  const ours = generatorBound(load.ours);
+  if (floor && ours)
+    return 'both sides generator-bound: each figure is what the generator could ask, the ratio says nothing';
+  if (floor)
+    return `the floor is generator-bound (${load.floor.generator} used as much CPU as the floor, or nearly a core): the floor's figure is a lower bound, the ratio an upper bound`;
+  if (ours)
+    return `ours is generator-bound (${load.ours.generator} used as much CPU as the gateway, or nearly a core): the ratio is a lower bound`;
+  return undefined;
+}
+
+/** The machine-readable line: exactly `ratio <name> <value> target <target>` (`reference <name> <value>` for a reference). */
+export const ratioLine = (r: Ratio): string =>
+  r.reference
+    ? `reference ${r.name} ${r.value.toFixed(3)}`
+    : `ratio ${r.name} ${r.value.toFixed(3)} target ${r.target}`;
+
+/**
+ * HTTP paths, one line per side, exactly
+ * `load <name> <floor|ours> <wrk|node> <generator cores> server <server cores> <ok|generator-bound>`:
+ * the load generator's CPU beside the server's over the measured rounds.
+ */
+export function loadLines(r: Ratio): string[] {
+  const load = r.load;
+  if (!load) return [];
+  return (['floor', 'ours'] as const).map((side) => {
+    const cpu = load[side];
+    const c = cores(cpu);
+    return `load ${r.name} ${side} ${cpu.generator} ${c.generator.toFixed(2)} server ${c.server.toFixed(2)} ${generatorBound(cpu) ? 'generator-bound' : 'ok'}`;
+  });
+}
+
+/** `load pixel floor wrk 0.31 server 0.98 ok` → its parts; undefined when the line is not one. */
+export function parseLoadLine(line: string):
+  | {
+      name: string;
+      side: 'floor' | 'ours';
+      generator: 'wrk' | 'node';
+      generatorCores: number;
+      serverCores: number;
+      bound: boolean;
+    }
+  | undefined {
+  const m = /^load ([a-z_]+) (floor|ours) (wrk|node) (\d+\.\d+) server (\d+\.\d+) (ok|generator-bound)$/.exec(
+    line,
+  );
+  if (!m) return undefined;
+  return {
+    name: m[1]!,
+    side: m[2] as 'floor' | 'ours',
+    generator: m[3] as 'wrk' | 'node',
+    generatorCores: Number(m[4]),
+    serverCores: Number(m[5]),
+    bound: m[6] === 'generator-bound',
+  };
+}
 
 /** `ratio pixel 0.512 target 0.5` → its parts; undefined when the line is not one. */
 export function parseRatioLine(line: string): { name: string; value: number; target: number } | undefined {

@@ -108,8 +108,13 @@ export const formatCores = (cores: Record<string, number>): string =>
     .map(([name, c]) => `${name} ${c.toFixed(2)}`)
     .join(', ');
 
-/** Polls `url` until it answers 200 (or the process exits, or `timeoutMs` passes). */
-export async function waitForHttp(proc: NodeProcess, url: string, timeoutMs = 60_000): Promise<void> {
+/** Polls `url` until it answers 200, or anything with `anyStatus` (or the process exits, or `timeoutMs` passes). */
+export async function waitForHttp(
+  proc: NodeProcess,
+  url: string,
+  timeoutMs = 60_000,
+  opts: { anyStatus?: boolean } = {},
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
   void proc.exited.then(() => (exited = true));
@@ -117,9 +122,9 @@ export async function waitForHttp(proc: NodeProcess, url: string, timeoutMs = 60
   while (Date.now() < deadline) {
     if (exited) throw new Error(`${proc.name} exited before answering ${url}; log: ${proc.logFile}`);
     try {
-      const res = await fetch(url);
+      const res = await fetch(url, { redirect: 'manual' });
       await res.arrayBuffer();
-      if (res.status === 200) return;
+      if (res.status === 200 || opts.anyStatus) return;
       last = `status ${res.status}`;
     } catch (err) {
       last = err instanceof Error ? err.message : String(err);
