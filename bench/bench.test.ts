@@ -77,9 +77,10 @@ test(
     for (const { line, load } of loads) {
       assert.equal(load!.generator, generator, line);
       assert.ok(load!.generatorCores > 0 && load!.serverCores > 0, line);
-      // The verdict follows the rule the docs state.
-      const bound = load!.generatorCores >= load!.serverCores || load!.generatorCores >= 0.9;
-      assert.equal(load!.bound, bound, line);
+      // The verdict follows the rule the docs state (unless the printed rounding hides which side won).
+      const { generatorCores: g, serverCores: s } = load!;
+      if (Math.abs(g - s) > 0.01 && Math.abs(g - 0.9) > 0.01)
+        assert.equal(load!.bound, g >= s || g >= 0.9, line);
     }
     // Beside each HTTP row of the table too.
     for (const row of lines.filter((l) => /^(GET|POST) \/.*\(\d+ conns\)/.test(l)))
