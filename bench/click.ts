@@ -1,10 +1,9 @@
 import { clickTokens } from '../core/email/click-token.ts';
 import type { BenchEnv } from './env.ts';
 import { startFloor } from './lib/floors.ts';
-import { httpRatio } from './lib/http-pair.ts';
+import { httpRatio, type HttpSizes } from './lib/http-pair.ts';
 import type { Ratio } from './lib/measure.ts';
 import { recordedAfterEachMeasurement, seedPools } from './lib/opens.ts';
-import type { HttpSizes } from './pixel.ts';
 
 /** Where the bench's tracked links lead: nothing in it that Koa's redirect body would escape (the floor's is fixed). */
 const LINK = 'https://example.com/invoices/INV-1';

@@ -1,8 +1,7 @@
 import type { BenchEnv } from './env.ts';
 import { startFloor } from './lib/floors.ts';
-import { httpRatio } from './lib/http-pair.ts';
+import { httpRatio, type HttpSizes } from './lib/http-pair.ts';
 import type { Ratio } from './lib/measure.ts';
-import type { HttpSizes } from './pixel.ts';
 
 /**
  * health (a reference, no target): `GET /health`, which does no I/O, against

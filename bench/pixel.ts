@@ -1,14 +1,8 @@
 import type { BenchEnv } from './env.ts';
-import { httpRatio, type HttpPairOptions } from './lib/http-pair.ts';
+import { httpRatio, type HttpSizes } from './lib/http-pair.ts';
 import type { Ratio } from './lib/measure.ts';
 import { recordedAfterEachMeasurement, seedPools } from './lib/opens.ts';
 import { startFloor } from './lib/floors.ts';
-
-/** The HTTP paths' sizes (bench/run.ts): rounds, their length, the warm-up, and the tracking pools. */
-export interface HttpSizes extends Omit<HttpPairOptions, 'idle'> {
-  /** Distinct emails per measurement of the pixel and the click. */
-  poolSize: number;
-}
 
 /**
  * pixel: `GET /api/email/track` on view keys of real sent emails, 20

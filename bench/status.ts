@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { EmailRecord } from '../core/email/record.ts';
 import type { BenchEnv } from './env.ts';
 import { startFloor } from './lib/floors.ts';
-import { httpRatio } from './lib/http-pair.ts';
+import { httpRatio, type HttpSizes } from './lib/http-pair.ts';
 import type { Ratio } from './lib/measure.ts';
 import { invoiceRecord } from './lib/records.ts';
-import type { HttpSizes } from './pixel.ts';
 import { tenantHeaders } from './send.ts';
 
 /**

@@ -25,6 +25,12 @@ export interface HttpPairOptions {
   idle: Array<number | undefined>;
 }
 
+/** The HTTP paths' sizes (bench/run-once.ts): rounds, their length, the warm-up, and the pools of records. */
+export interface HttpSizes extends Omit<HttpPairOptions, 'idle'> {
+  /** Records per pool: distinct emails per measurement of the pixel and the click; the status's records. */
+  poolSize: number;
+}
+
 /**
  * An HTTP path and its floor, each loaded by the bench's generator: first an
  * unmeasured warm-up of each (JIT-compiled, pools filled: a long-running
