@@ -29,8 +29,12 @@ export const CHROMIUM: SystemPackage = {
   usedBy: ['api/routes/dev/inbox.browser.test.ts'],
 };
 
+/** The HTTP load generator of `npm run bench` (bench/lib/wrk.ts); its quick test runs it too. */
+export const WRK: SystemPackage = { name: 'wrk', commands: ['wrk'], usedBy: ['bench/bench.test.ts'] };
+
 export const TEST_SYSTEM_PACKAGES: readonly SystemPackage[] = [
   CHROMIUM,
+  WRK,
   { name: 'docker-compose', commands: ['docker-compose'], usedBy: ['infra/compose.test.ts'] },
   { name: 'curl', commands: ['curl'], usedBy: ['test/readme.test.ts'] },
 ];
