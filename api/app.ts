@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import { errorHandler } from './middleware/error-handler.ts';
-import { httpMetrics, metricsEndpoint } from './middleware/metrics.ts';
+import { httpMetrics, metricsEndpoint, metricsOnGatewayPort } from './middleware/metrics.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { referenceRoutes } from './openapi/routes.ts';
 import { mountRoutes, type RouteSpec } from './route.ts';
@@ -25,8 +25,8 @@ export const ROUTES: readonly RouteSpec[] = [
 ];
 
 /**
- * The gateway: `GET /metrics` for scrapers (unless METRICS_PORT moves it to a
- * listener of its own; neither logged nor counted), then for every other
+ * The gateway: `GET /metrics` for scrapers when served on this port
+ * (metricsOnGatewayPort; neither logged nor counted), then for every other
  * request one request log line, its metrics and one error shape, then the
  * routes, each with the request concerns it declares (body limit, content
  * type, identity; api/route.ts).
@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.proxy = false;
   // Koa would print every error to stderr; errorHandler already logs what matters.
   app.silent = true;
-  if (deps.config.metricsPort === undefined) app.use(metricsEndpoint(deps.config.metricsToken));
+  if (metricsOnGatewayPort(deps.config)) app.use(metricsEndpoint(deps.config.metricsToken));
   app.use(requestLog(deps.logger));
   app.use(httpMetrics());
   app.use(errorHandler(deps.logger));

@@ -7,7 +7,7 @@ import type { EmailService } from '../core/email/contract.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { keyStore } from '../core/api-keys/key-store.ts';
 import { createApp } from './app.ts';
-import { metricsApp } from './middleware/metrics.ts';
+import { metricsApp, metricsStartupNotice } from './middleware/metrics.ts';
 
 /**
  * The gateway process: configuration, MongoDB, a Temporal client, the email
@@ -79,11 +79,8 @@ async function main(): Promise<void> {
     });
     logger.info(`metrics on http://localhost:${config.metricsPort}/metrics`);
   }
-  if (config.authMode === 'api-key' && config.metricsPort === undefined && !config.metricsToken)
-    logger.warn(
-      'GET /metrics is public on the gateway port: set METRICS_TOKEN (scrapers send it as a bearer token) ' +
-        'or METRICS_PORT (a listener of its own, kept off the public network).',
-    );
+  const metricsNotice = metricsStartupNotice(config);
+  if (metricsNotice) logger.warn(metricsNotice);
   // Say so at start, not on the first event: without a key, anyone who learns an
   // email id could post delivery events for it.
   if (config.authMode === 'trusted-headers')

@@ -222,6 +222,72 @@ describe('opens dropped', () => {
   });
 });
 
+describe('GET /metrics in AUTH_MODE=api-key', () => {
+  it('is not served on the gateway port without METRICS_TOKEN or METRICS_PORT: 404 like any unknown path', async () => {
+    const app = await startEmailApp({ env: { AUTH_MODE: 'api-key' } });
+    try {
+      const metrics = await fetch(`${app.url}/metrics`);
+      const unknown = await fetch(`${app.url}/no-such-path`);
+      assert.equal(metrics.status, 404);
+      const body = await metrics.text();
+      assert.doesNotMatch(body, /mailroom_|process_cpu/);
+      assert.equal(body, await unknown.text());
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('with METRICS_TOKEN, serves it on the gateway port to holders of the token only', async () => {
+    const token = 'metrics-token-0123456789';
+    const app = await startEmailApp({ env: { AUTH_MODE: 'api-key', METRICS_TOKEN: token } });
+    try {
+      assert.equal((await fetch(`${app.url}/metrics`)).status, 401);
+      const scrape = await Scrape.of(`${app.url}/metrics`, { authorization: `Bearer ${token}` });
+      assert.ok(scrape.has('process_cpu_user_seconds_total'));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it(
+    'the gateway process says at start why /metrics is not served, and how to serve it',
+    { timeout: 60_000 },
+    async () => {
+      const port = await freePort();
+      const gateway = spawn(process.execPath, [RUN_TS, 'api/server.ts'], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env['PATH'],
+          PORT: String(port),
+          MONGODB_URI: h.mongoUriForChild(),
+          TEMPORAL_ADDRESS: h.config.temporal.address,
+          MAILROOM_SECRET: TEST_SECRET,
+          AUTH_MODE: 'api-key',
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      gateway.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      gateway.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+      try {
+        const base = `http://127.0.0.1:${port}`;
+        await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok);
+        assert.equal((await fetch(`${base}/metrics`)).status, 404);
+        await until('the start-up line is written', async () => output.includes('GET /metrics'));
+        assert.match(
+          output,
+          /GET \/metrics is not served \(404\): in AUTH_MODE=api-key set METRICS_TOKEN .* or METRICS_PORT/,
+        );
+      } finally {
+        gateway.kill('SIGTERM');
+      }
+      assert.equal(await exited, 0);
+    },
+  );
+});
+
 describe('METRICS_PORT', () => {
   it(
     'the gateway process serves /metrics on that port only, to holders of METRICS_TOKEN',

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import Koa from 'koa';
 import { exposition, httpRequestDuration, httpRequests } from '../../core/metrics.ts';
+import type { Config } from '../../core/config.ts';
 import { METRICS_CHALLENGE, metricsAccess } from '../../core/metrics-token.ts';
 
 /** The `route` label of a request no route matched: raw paths would mint a series per URL. */
@@ -59,6 +60,35 @@ export function metricsEndpoint(token?: string) {
     ctx.type = contentType;
     ctx.body = body;
   };
+}
+
+/**
+ * Whether the gateway's own port serves `GET /metrics`. With METRICS_PORT it
+ * is served there instead. In AUTH_MODE=api-key (a gateway on a network) it
+ * is served only to holders of METRICS_TOKEN: without one, the gateway's
+ * `/metrics` is an unknown path (404), so request rates, routes and failures
+ * are not public. Trusted-headers mode (behind an authenticating proxy, or
+ * `npm run dev`) keeps serving it.
+ */
+export function metricsOnGatewayPort(
+  config: Pick<Config, 'authMode' | 'metricsPort' | 'metricsToken'>,
+): boolean {
+  if (config.metricsPort !== undefined) return false;
+  return config.authMode === 'trusted-headers' || config.metricsToken !== undefined;
+}
+
+/**
+ * The start-up line about `/metrics` on the gateway's port, or undefined
+ * when there is nothing to say (served on METRICS_PORT, or as configured).
+ */
+export function metricsStartupNotice(
+  config: Pick<Config, 'authMode' | 'metricsPort' | 'metricsToken'>,
+): string | undefined {
+  if (config.metricsPort !== undefined || metricsOnGatewayPort(config)) return undefined;
+  return (
+    'GET /metrics is not served (404): in AUTH_MODE=api-key set METRICS_TOKEN (scrapers send it as a bearer token) ' +
+    'or METRICS_PORT (a listener of its own, kept off the public network) to serve it.'
+  );
 }
 
 /** The listener for METRICS_PORT: `/metrics` and nothing else (404). */
