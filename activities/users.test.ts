@@ -29,6 +29,8 @@ after(async () => {
 
 const users = () => database.db.collection<UserDocument>(USERS_COLLECTION);
 const acts = () => createUserActivities({ db: database.db, email });
+/** The company of the runs below (their caller's, from the memo). */
+const COMPANY = randomUUID();
 
 async function newUser(fields: Partial<UserDocument> = {}): Promise<string> {
   const _id = `user-${randomUUID()}`;
@@ -46,7 +48,7 @@ const abandon = (userId: string) =>
 describe('claimUserWelcomeEmail (user read and claim in one step)', () => {
   it('claims a new user for the run, with a key of the run, and answers the address and name', async () => {
     const userId = await newUser();
-    const claim = await acts().claimUserWelcomeEmail(userId, 'run-a');
+    const claim = await acts().claimUserWelcomeEmail(userId, 'run-a', COMPANY);
     assert.deepEqual(claim, {
       claim: 'claimed',
       idempotencyKey: 'run-a:welcome-email',
@@ -57,17 +59,17 @@ describe('claimUserWelcomeEmail (user read and claim in one step)', () => {
     assert.equal(stored?.welcomeEmailRunId, 'run-a');
     assert.equal(stored?.welcomeEmailKey, 'run-a:welcome-email');
     // A retried attempt of the same run gets the same claim back.
-    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-a'), claim);
+    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-a', COMPANY), claim);
   });
 
   it('another run gets in-progress while the claim is held, already-sent once the flag is set', async () => {
     const userId = await newUser({ name: '' });
-    const claim = await acts().claimUserWelcomeEmail(userId, 'run-a');
+    const claim = await acts().claimUserWelcomeEmail(userId, 'run-a', COMPANY);
     assert.equal(claim.claim === 'claimed' && claim.name, null, 'an empty name is no name');
-    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-b'), { claim: 'in-progress' });
-    await acts().markWelcomeEmailSent(userId);
-    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-b'), { claim: 'already-sent' });
-    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-a'), { claim: 'already-sent' });
+    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-b', COMPANY), { claim: 'in-progress' });
+    await acts().markWelcomeEmailSent(userId, COMPANY);
+    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-b', COMPANY), { claim: 'already-sent' });
+    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-a', COMPANY), { claim: 'already-sent' });
     const stored = await users().findOne({ _id: userId });
     assert.equal(stored?.welcomeEmailSent, true);
     assert.equal(stored?.welcomeEmailRunId, undefined, 'the flag clears the claim');
@@ -75,12 +77,12 @@ describe('claimUserWelcomeEmail (user read and claim in one step)', () => {
 
   it('a flagged user is already-sent without being claimed', async () => {
     const userId = await newUser({ welcomeEmailSent: true });
-    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-a'), { claim: 'already-sent' });
+    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-a', COMPANY), { claim: 'already-sent' });
     assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailRunId, undefined);
   });
 
   it('an unknown user fails with the non-retryable `user not found: <id>`', async () => {
-    await assert.rejects(acts().claimUserWelcomeEmail('nobody-here', 'run-a'), (err: unknown) => {
+    await assert.rejects(acts().claimUserWelcomeEmail('nobody-here', 'run-a', COMPANY), (err: unknown) => {
       assert.ok(err instanceof ApplicationFailure);
       assert.equal(err.message, 'user not found: nobody-here');
       assert.equal(err.nonRetryable, true);
@@ -91,31 +93,95 @@ describe('claimUserWelcomeEmail (user read and claim in one step)', () => {
   it('finds a user whose _id is an ObjectId by its 24-hex id', async () => {
     const _id = new ObjectId();
     await users().insertOne({ _id, email: 'oid@example.com' });
-    const claim = await acts().claimUserWelcomeEmail(_id.toHexString(), 'run-a');
+    const claim = await acts().claimUserWelcomeEmail(_id.toHexString(), 'run-a', COMPANY);
     assert.equal(claim.claim === 'claimed' && claim.email, 'oid@example.com');
   });
 
   it('a run taking over an abandoned claim sends under the earlier run’s key', async () => {
     const userId = await newUser();
-    await acts().claimUserWelcomeEmail(userId, 'run-a');
-    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-b'), { claim: 'in-progress' });
+    await acts().claimUserWelcomeEmail(userId, 'run-a', COMPANY);
+    assert.deepEqual(await acts().claimUserWelcomeEmail(userId, 'run-b', COMPANY), { claim: 'in-progress' });
     await abandon(userId);
-    const claim = await acts().claimUserWelcomeEmail(userId, 'run-b');
+    const claim = await acts().claimUserWelcomeEmail(userId, 'run-b', COMPANY);
     assert.equal(claim.claim === 'claimed' && claim.idempotencyKey, 'run-a:welcome-email');
     assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailRunId, 'run-b');
   });
 
   it('a released claim is taken at once; a new key only when the earlier send certainly never went out', async () => {
     const userId = await newUser();
-    await acts().claimUserWelcomeEmail(userId, 'run-a');
+    await acts().claimUserWelcomeEmail(userId, 'run-a', COMPANY);
     await acts().releaseWelcomeEmail(userId, 'run-a');
-    const b = await acts().claimUserWelcomeEmail(userId, 'run-b');
+    const b = await acts().claimUserWelcomeEmail(userId, 'run-b', COMPANY);
     assert.equal(b.claim === 'claimed' && b.idempotencyKey, 'run-a:welcome-email', 'may have gone out');
 
     await acts().releaseWelcomeEmail(userId, 'run-b');
     neverSent.add('run-a:welcome-email');
-    const c = await acts().claimUserWelcomeEmail(userId, 'run-c');
+    const c = await acts().claimUserWelcomeEmail(userId, 'run-c', COMPANY);
     assert.equal(c.claim === 'claimed' && c.idempotencyKey, 'run-c:welcome-email');
     assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailKey, 'run-c:welcome-email');
+  });
+});
+
+describe('users of another company (the document’s companyId / company_id)', () => {
+  /** What a run's step answers for a user it may not reach: exactly an unknown user's failure. */
+  const notFound = (userId: string) => (err: unknown) => {
+    assert.ok(err instanceof ApplicationFailure);
+    assert.equal(err.message, `user not found: ${userId}`);
+    assert.equal(err.type, 'not_found');
+    assert.equal(err.nonRetryable, true);
+    return true;
+  };
+
+  it('a run of company A cannot claim, read or flag a user whose document names company B', async () => {
+    const companyB = randomUUID();
+    for (const field of ['companyId', 'company_id'] as const) {
+      const userId = await newUser({ [field]: companyB });
+      const before = await users().findOne({ _id: userId });
+      await assert.rejects(acts().claimUserWelcomeEmail(userId, 'run-a', COMPANY), notFound(userId));
+      // The steps of runs recorded before the one-step claim (patched() histories) alike.
+      await assert.rejects(acts().getUser(userId, COMPANY), notFound(userId));
+      await assert.rejects(acts().claimWelcomeEmail(userId, 'run-a', COMPANY), notFound(userId));
+      await assert.rejects(acts().markWelcomeEmailSent(userId, COMPANY), notFound(userId));
+      // Nothing of B's user was touched: no claim, no send key, no flag.
+      assert.deepEqual(await users().findOne({ _id: userId }), before, field);
+      // An unknown id fails the same way, so existence cannot be probed.
+      await assert.rejects(
+        acts().claimUserWelcomeEmail(`${userId}-x`, 'run-a', COMPANY),
+        notFound(`${userId}-x`),
+      );
+    }
+  });
+
+  it('a run of the user’s own company reaches it, the ids compared case-insensitively', async () => {
+    const upper = await newUser({ companyId: COMPANY.toUpperCase() });
+    const claim = await acts().claimUserWelcomeEmail(upper, 'run-a', COMPANY);
+    assert.equal(claim.claim, 'claimed');
+    await acts().markWelcomeEmailSent(upper, COMPANY);
+    assert.equal((await users().findOne({ _id: upper }))?.welcomeEmailSent, true);
+
+    const snake = await newUser({ company_id: COMPANY });
+    assert.equal((await acts().getUser(snake, COMPANY.toUpperCase())).email, `${snake}@example.com`);
+    assert.equal((await acts().claimWelcomeEmail(snake, 'run-a', COMPANY)).claim, 'claimed');
+  });
+
+  it('a user naming no company (single-company deployments) is reached by every run; one naming a company only by its own', async () => {
+    for (const fields of [{}, { companyId: null }, { company_id: '' }] as Array<Partial<UserDocument>>) {
+      const userId = await newUser(fields);
+      assert.equal((await acts().claimUserWelcomeEmail(userId, 'run-a', randomUUID())).claim, 'claimed');
+      // A run without a company (none in its memo) too.
+      assert.equal((await acts().getUser(userId, undefined)).userId, userId);
+    }
+    const owned = await newUser({ companyId: COMPANY });
+    await assert.rejects(acts().claimUserWelcomeEmail(owned, 'run-a', undefined), notFound(owned));
+    // Both fields naming different companies: nobody's.
+    const torn = await newUser({ companyId: COMPANY, company_id: randomUUID() });
+    await assert.rejects(acts().claimUserWelcomeEmail(torn, 'run-a', COMPANY), notFound(torn));
+  });
+
+  it('a UUID user id finds its user stored in lower or upper case', async () => {
+    const id = randomUUID();
+    await users().insertOne({ _id: id.toUpperCase(), email: 'upper@example.com' });
+    const claim = await acts().claimUserWelcomeEmail(id, 'run-a', COMPANY);
+    assert.equal(claim.claim === 'claimed' && claim.email, 'upper@example.com');
   });
 });

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { EmailService } from '../core/email/contract.ts';
+import { isUuid } from '../core/identity.ts';
 import { withFailureMapping } from './failures.ts';
 
 /** A document of the `users` collection, where send-welcome-email finds its user. */
@@ -8,6 +9,14 @@ export interface UserDocument {
   _id: string | ObjectId;
   email: string;
   name?: string;
+  /**
+   * The company the user belongs to (its UUID, any case); `company_id` is
+   * read the same way. A user that names a company is reachable only by runs
+   * of that company; one that names none (a single-company deployment) by
+   * every run.
+   */
+  companyId?: string | null;
+  company_id?: string | null;
   welcomeEmailSent?: boolean;
   welcomeEmailSentAt?: Date;
   /** The run that reserved the welcome email (see claimWelcomeEmail); unset once sent or released. */
@@ -52,12 +61,51 @@ export interface UserSummary {
 
 export const USERS_COLLECTION = 'users';
 
-/** Users are keyed by a string `_id`; a 24-hex id also matches an ObjectId `_id` (users made by other tools). */
+/**
+ * Users are keyed by a string `_id`; a 24-hex id also matches an ObjectId
+ * `_id` (users made by other tools), and a UUID matches its lower- and
+ * upper-case spellings (the gateway hands runs UUIDs in lower case).
+ */
 function byUserId(userId: string): Filter<UserDocument> {
-  return ObjectId.isValid(userId) && /^[0-9a-f]{24}$/i.test(userId)
-    ? { _id: { $in: [userId, new ObjectId(userId)] } }
-    : { _id: userId };
+  if (ObjectId.isValid(userId) && /^[0-9a-f]{24}$/i.test(userId))
+    return { _id: { $in: [userId, new ObjectId(userId)] } };
+  if (isUuid(userId)) {
+    const spellings = [...new Set([userId, userId.toLowerCase(), userId.toUpperCase()])];
+    return { _id: { $in: spellings } };
+  }
+  return { _id: userId };
 }
+
+/** The fields in which a user document may name its company. */
+const COMPANY_FIELDS = ['companyId', 'company_id'] as const;
+
+/**
+ * Matches the users a run of company `companyId` (the run's caller, from its
+ * memo) may reach: those that name no company in any of COMPANY_FIELDS
+ * (absent, null or empty) and those whose company is `companyId`, compared
+ * case-insensitively. A run without a company reaches only the former. Part
+ * of every read and conditional write, so another company's user is exactly
+ * an unknown user: `user not found: <id>`, never claimed, sent or flagged.
+ */
+function reachableBy(companyId: string | undefined): Filter<UserDocument> {
+  // A UUID holds no regular-expression syntax: the pattern matches that literal id only.
+  const ours = isUuid(companyId) ? [{ $regex: `^${companyId.toLowerCase()}$`, $options: 'i' }] : [];
+  return {
+    $and: COMPANY_FIELDS.map((field) => ({
+      $or: [{ [field]: { $in: [null, ''] } }, ...ours.map((match) => ({ [field]: match }))],
+    })),
+  } as Filter<UserDocument>;
+}
+
+/** The user `userId`, if company `companyId`'s runs may reach it (reachableBy). */
+const reachableUser = (userId: string, companyId: string | undefined): Filter<UserDocument> => ({
+  ...byUserId(userId),
+  ...reachableBy(companyId),
+});
+
+/** The same for unknown users and other companies' users, so neither can be told apart. */
+const userNotFound = (userId: string) =>
+  ApplicationFailure.nonRetryable(`user not found: ${userId}`, 'not_found');
 
 /** The stored name as the welcome email uses it: a non-empty string, else null. */
 const nameOf = (user: UserDocument): string | null =>
@@ -71,8 +119,13 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
    * yet, and unclaimed, or claimed by this very run (a retried attempt), or
    * claimed by a run that abandoned it WELCOME_CLAIM_TTL_MS ago.
    */
-  const claimable = (userId: string, runId: string, now: Date): Filter<UserDocument> => ({
-    ...byUserId(userId),
+  const claimable = (
+    userId: string,
+    runId: string,
+    companyId: string | undefined,
+    now: Date,
+  ): Filter<UserDocument> => ({
+    ...reachableUser(userId, companyId),
     welcomeEmailSent: { $ne: true },
     $or: [
       { welcomeEmailRunId: { $exists: false } },
@@ -81,10 +134,13 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
     ],
   });
 
-  /** Why `userId` cannot be claimed: sent, or another run holds it; unknown → non-retryable. */
-  async function notClaimed(userId: string): Promise<{ claim: 'already-sent' | 'in-progress' }> {
-    const user = await users.findOne(byUserId(userId));
-    if (!user) throw ApplicationFailure.nonRetryable(`user not found: ${userId}`, 'not_found');
+  /** Why `userId` cannot be claimed: sent, or another run holds it; unknown (or another company's) → non-retryable. */
+  async function notClaimed(
+    userId: string,
+    companyId: string | undefined,
+  ): Promise<{ claim: 'already-sent' | 'in-progress' }> {
+    const user = await users.findOne(reachableUser(userId, companyId));
+    if (!user) throw userNotFound(userId);
     return { claim: user.welcomeEmailSent === true ? 'already-sent' : 'in-progress' };
   }
 
@@ -105,11 +161,15 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
   }
 
   return {
-    /** Unknown user → non-retryable `user not found: <id>`: waiting will not create it. */
-    async getUser(userId: string): Promise<UserSummary> {
+    /**
+     * Unknown user, or another company's (reachableBy) → non-retryable
+     * `user not found: <id>`: waiting will not create it. `companyId`: the
+     * run's caller's company (its memo).
+     */
+    async getUser(userId: string, companyId: string | undefined): Promise<UserSummary> {
       return withFailureMapping(async () => {
-        const user = await users.findOne(byUserId(userId));
-        if (!user) throw ApplicationFailure.nonRetryable(`user not found: ${userId}`, 'not_found');
+        const user = await users.findOne(reachableUser(userId, companyId));
+        if (!user) throw userNotFound(userId);
         return {
           userId,
           email: user.email,
@@ -125,31 +185,37 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
      * activity): reserves the welcome email for run `runId` and answers with
      * the user's address and name when the claim is ours; `already-sent` when
      * the flag is set, `in-progress` when another run holds the claim; an
-     * unknown user fails with the non-retryable `user not found: <id>`.
+     * unknown user fails with the non-retryable `user not found: <id>`, and
+     * so does a user of another company than `companyId`, the run's caller's
+     * (reachableBy).
      *
      * The same rules as claimWelcomeEmail (atomic conditional write,
      * idempotent for the same run, abandoned claims taken over together with
      * their send's key), in fewer round trips: a user's first claim is one
      * write that also records the send's key.
      */
-    async claimUserWelcomeEmail(userId: string, runId: string): Promise<UserWelcomeEmailClaim> {
+    async claimUserWelcomeEmail(
+      userId: string,
+      runId: string,
+      companyId: string | undefined,
+    ): Promise<UserWelcomeEmailClaim> {
       return withFailureMapping(async () => {
         const now = new Date();
         const claim = { welcomeEmailRunId: runId, welcomeEmailClaimedAt: now };
         const fresh = `${runId}:welcome-email`;
         const first = await users.findOneAndUpdate(
-          { ...claimable(userId, runId, now), welcomeEmailKey: { $exists: false } },
+          { ...claimable(userId, runId, companyId, now), welcomeEmailKey: { $exists: false } },
           { $set: { ...claim, welcomeEmailKey: fresh } },
           { returnDocument: 'after' },
         );
         if (first)
           return { claim: 'claimed', idempotencyKey: fresh, email: first.email, name: nameOf(first) };
         const again = await users.findOneAndUpdate(
-          claimable(userId, runId, now),
+          claimable(userId, runId, companyId, now),
           { $set: claim },
           { returnDocument: 'after' },
         );
-        if (!again) return notClaimed(userId);
+        if (!again) return notClaimed(userId, companyId);
         return {
           claim: 'claimed',
           idempotencyKey: await welcomeKey(userId, runId, again.welcomeEmailKey),
@@ -170,15 +236,19 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
      * Runs started before the `welcome-email-local-steps` patch call this
      * after getUser; newer runs call claimUserWelcomeEmail instead.
      */
-    async claimWelcomeEmail(userId: string, runId: string): Promise<WelcomeEmailClaim> {
+    async claimWelcomeEmail(
+      userId: string,
+      runId: string,
+      companyId: string | undefined,
+    ): Promise<WelcomeEmailClaim> {
       return withFailureMapping(async () => {
         const now = new Date();
-        const res = await users.updateOne(claimable(userId, runId, now), {
+        const res = await users.updateOne(claimable(userId, runId, companyId, now), {
           $set: { welcomeEmailRunId: runId, welcomeEmailClaimedAt: now },
         });
-        if (res.matchedCount !== 1) return notClaimed(userId);
-        const user = await users.findOne(byUserId(userId));
-        if (!user) throw ApplicationFailure.nonRetryable(`user not found: ${userId}`, 'not_found');
+        if (res.matchedCount !== 1) return notClaimed(userId, companyId);
+        const user = await users.findOne(reachableUser(userId, companyId));
+        if (!user) throw userNotFound(userId);
         return { claim: 'claimed', idempotencyKey: await welcomeKey(userId, runId, user.welcomeEmailKey) };
       });
     },
@@ -197,18 +267,21 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
       });
     },
 
-    /** Idempotent: setting the flag twice (a retried attempt) changes nothing a reader can see. */
-    async markWelcomeEmailSent(userId: string): Promise<void> {
+    /**
+     * Idempotent: setting the flag twice (a retried attempt) changes nothing a
+     * reader can see. Another company's user (reachableBy) is never flagged.
+     */
+    async markWelcomeEmailSent(userId: string, companyId: string | undefined): Promise<void> {
       return withFailureMapping(async () => {
         const res = await users.updateOne(
-          { ...byUserId(userId), welcomeEmailSent: { $ne: true } },
+          { ...reachableUser(userId, companyId), welcomeEmailSent: { $ne: true } },
           {
             $set: { welcomeEmailSent: true, welcomeEmailSentAt: new Date() },
             $unset: { welcomeEmailRunId: '', welcomeEmailClaimedAt: '' },
           },
         );
-        if (res.matchedCount === 0 && !(await users.findOne(byUserId(userId)))) {
-          throw ApplicationFailure.nonRetryable(`user not found: ${userId}`, 'not_found');
+        if (res.matchedCount === 0 && !(await users.findOne(reachableUser(userId, companyId)))) {
+          throw userNotFound(userId);
         }
       });
     },

@@ -119,9 +119,11 @@ function welcomeRunStorage(db: Db): (userId: string) => Promise<void> {
   const userSteps = createUserActivities({ db, email: undefined as unknown as EmailService });
   const keys = db.collection<{ _id: string; email_id: string; created_at: Date }>('storage_floor_keys');
   const emails = db.collection<EmailRecord>('storage_floor_emails');
+  // Every run acts for a company (its caller's), which the user steps check.
+  const companyId = randomUUID();
   return async (userId) => {
     const runId = `storage-floor-${randomUUID()}`;
-    const claim = await userSteps.claimUserWelcomeEmail(userId, runId);
+    const claim = await userSteps.claimUserWelcomeEmail(userId, runId, companyId);
     if (claim.claim !== 'claimed') throw new Error(`storage floor: ${userId} ${claim.claim}`);
     const candidate = randomUUID();
     const key = await keys.findOneAndUpdate(
@@ -137,7 +139,7 @@ function welcomeRunStorage(db: Db): (userId: string) => Promise<void> {
       { _id: emailId },
       { $set: { provider_id: `p-${emailId}`, sent_at: new Date() }, $max: { status_rank: STATUS_RANK.sent } },
     );
-    await userSteps.markWelcomeEmailSent(userId);
+    await userSteps.markWelcomeEmailSent(userId, companyId);
   };
 }
 

@@ -137,6 +137,45 @@ describe('send-welcome-email', () => {
     assert.equal(h.fake.received.length, 0);
   });
 
+  it('a caller of company A gets "user not found" for a user of company B, exactly like an unknown user', async () => {
+    h.fake.reset();
+    const companyB = randomUUID();
+    const userId = `user-${randomUUID()}`;
+    await h.database.db.collection('users').insertOne({
+      _id: userId as never,
+      email: 'b-user@example.com',
+      name: 'Bea of B',
+      companyId: companyB,
+    });
+    const { body } = await h.trigger('send-welcome-email', { userId });
+    const run = await h.waitForStatus('send-welcome-email', body['runId'] as string, 'failed');
+    const unknownId = `missing-${randomUUID()}`;
+    const unknown = await h.trigger('send-welcome-email', { userId: unknownId });
+    const unknownRun = await h.waitForStatus('send-welcome-email', unknown.body['runId'] as string, 'failed');
+    assert.equal(run.error, `user not found: ${userId}`);
+    assert.equal(unknownRun.error, `user not found: ${unknownId}`);
+    assert.deepEqual(Object.keys(run).sort(), Object.keys(unknownRun).sort());
+    assert.equal(run.result, null);
+    assert.doesNotMatch(JSON.stringify(run), /b-user@example\.com|Bea of B/);
+    assert.equal(h.fake.received.length, 0, 'nothing sent to B’s user');
+    const user = await h.database.db.collection('users').findOne({ _id: userId as never });
+    assert.equal(user?.['welcomeEmailSent'], undefined, 'B’s flag untouched');
+    assert.equal(user?.['welcomeEmailRunId'], undefined, 'and never claimed');
+
+    // B's own runs reach B's user (the id compared case-insensitively).
+    const asB = { 'x-company-id': companyB.toUpperCase(), 'x-user-id': randomUUID() };
+    const own = await h.trigger('send-welcome-email', { userId }, asB);
+    const ownRun = await h.waitForStatus(
+      'send-welcome-email',
+      own.body['runId'] as string,
+      'completed',
+      20_000,
+      asB,
+    );
+    assert.equal(ownRun.result?.result['message'], 'welcome email sent');
+    assert.equal(h.fake.accepted[0]?.body.personalizations[0]?.to[0]?.email, 'b-user@example.com');
+  });
+
   it('retries a provider that fails twice (503, 503), then completes with one accepted email', async () => {
     h.fake.reset();
     h.fake.plan(503, 503);

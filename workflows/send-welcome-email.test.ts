@@ -40,7 +40,9 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     const { value, workflowId } = await runWelcome(stubs, { [CALLER_MEMO_KEY]: caller });
     assert.deepEqual(value, { message: 'welcome email sent', userId: 'u-1', emailId: 'email-1' });
     assert.deepEqual(stubs.names(), ['claimUserWelcomeEmail', 'deliverWelcomeEmail', 'markWelcomeEmailSent']);
-    assert.deepEqual(stubs.argsOf('claimUserWelcomeEmail'), ['u-1', workflowId]);
+    // The user steps get the caller's company: another company's user is "not found".
+    assert.deepEqual(stubs.argsOf('claimUserWelcomeEmail'), ['u-1', workflowId, caller.companyId]);
+    assert.deepEqual(stubs.argsOf('markWelcomeEmailSent'), ['u-1', caller.companyId]);
     // Only the send is a task of Temporal's activity queue; the database steps
     // ran as local activities, recorded as markers (what the Web UI shows).
     const events = (await env.current.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];

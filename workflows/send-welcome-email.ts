@@ -36,7 +36,9 @@ const IN_PROGRESS = 'welcome email already in progress';
 /**
  * send-welcome-email: fetch the user; send `welcome` unless the user's
  * `welcomeEmailSent` flag is already set; set the flag.
- * An unknown user fails the run with `user not found: <id>` (not retried).
+ * An unknown user fails the run with `user not found: <id>` (not retried),
+ * and so does a user whose document names another company than the run's
+ * caller's (activities/users.ts reachableBy).
  * Before sending, the run claims the email on the user document, so two runs
  * for the same user started together send one email between them; the claim
  * carries the user's send key, so no later run sends it twice either.
@@ -50,20 +52,24 @@ export async function sendWelcomeEmail(input: SendWelcomeEmailInput): Promise<Se
   const { workflowId } = workflowInfo();
   const localSteps = patched(WELCOME_LOCAL_STEPS);
   const db = localSteps ? local : scheduled;
+  const caller = runCaller();
+  // The user must be the caller's company's (or name no company): another
+  // company's user is `user not found`, exactly like an unknown one.
+  const companyId = caller.companyId;
 
   let recipient: { email: string; name: string | null };
   let idempotencyKey: string;
   if (localSteps) {
-    const claimed = await local.claimUserWelcomeEmail(input.userId, workflowId);
+    const claimed = await local.claimUserWelcomeEmail(input.userId, workflowId, companyId);
     if (claimed.claim !== 'claimed')
       return { message: claimed.claim === 'already-sent' ? ALREADY_SENT : IN_PROGRESS, userId: input.userId };
     recipient = { email: claimed.email, name: claimed.name };
     idempotencyKey = claimed.idempotencyKey;
   } else {
-    const user = await scheduled.getUser(input.userId);
+    const user = await scheduled.getUser(input.userId, companyId);
     if (user.welcomeEmailSent) return { message: ALREADY_SENT, userId: input.userId };
     // Histories recorded before the claim carried a key hold a bare status string.
-    const claimed = (await scheduled.claimWelcomeEmail(input.userId, workflowId)) as
+    const claimed = (await scheduled.claimWelcomeEmail(input.userId, workflowId, companyId)) as
       WelcomeEmailClaim | WelcomeEmailClaimStatus;
     const claim = typeof claimed === 'string' ? claimed : claimed.claim;
     if (claim === 'already-sent') return { message: ALREADY_SENT, userId: input.userId };
@@ -87,7 +93,7 @@ export async function sendWelcomeEmail(input: SendWelcomeEmailInput): Promise<Se
         userId: input.userId,
         email: recipient.email,
         name: recipient.name,
-        caller: runCaller(),
+        caller,
       }),
     );
   } catch (err) {
@@ -97,6 +103,6 @@ export async function sendWelcomeEmail(input: SendWelcomeEmailInput): Promise<Se
   }
 
   recordEmailId(sent.emailId);
-  await db.markWelcomeEmailSent(input.userId);
+  await db.markWelcomeEmailSent(input.userId, companyId);
   return { message: 'welcome email sent', userId: input.userId, emailId: sent.emailId };
 }
