@@ -40,6 +40,13 @@ export function checkIdentity(caller: Caller): Identity | undefined {
   return identity;
 }
 
+/** The ids of a checked identity that are present, as a Caller (no `undefined` keys: it goes into memos). */
+export function callerOf(identity: Identity): Caller {
+  const caller: Caller = {};
+  for (const field of IDENTITY_FIELDS) if (identity[field] !== undefined) caller[field] = identity[field];
+  return caller;
+}
+
 /** All three ids present: what the authenticated email and workflow routes require. */
 export const isComplete = (identity: Identity): identity is Required<{ [K in IdentityField]: string }> =>
   identity.companyId !== undefined && identity.organizationId !== undefined && identity.userId !== undefined;
@@ -73,6 +80,29 @@ export interface Principal {
   clientIp?: string | undefined;
   /** What the caller's API key may do; undefined when not limited by a key (trusted headers, workflows). */
   scopes?: readonly Scope[] | undefined;
+  /**
+   * The one organization (a lower-cased UUID) the caller's API key is bound
+   * to: it sees and manages that organization's records, runs and keys only.
+   * Undefined for a company-wide caller (a key without an organization,
+   * trusted headers, a workflow acting for its trigger).
+   */
+  boundOrganizationId?: string | undefined;
+}
+
+/**
+ * Whether something owned by `owner` is within `principal`'s reach: its
+ * company, and for an organization-bound key its organization too. Anything
+ * else is answered exactly like something that does not exist.
+ */
+export function withinReach(
+  owner: { companyId?: unknown; organizationId?: unknown },
+  principal: { companyId: string; boundOrganizationId?: string | undefined },
+): boolean {
+  const same = (a: unknown, b: string) => typeof a === 'string' && a.toLowerCase() === b;
+  return (
+    same(owner.companyId, principal.companyId) &&
+    (principal.boundOrganizationId === undefined || same(owner.organizationId, principal.boundOrganizationId))
+  );
 }
 
 /** A caller whose identity is established: a workflow acting for its trigger, a trusted backend. */

@@ -120,6 +120,73 @@ describe('AUTH_MODE=api-key: email routes', () => {
     assert.deepEqual(res.body, { success: false, error: 'email not found.' });
   });
 
+  it('a key bound to an organization reads that organization’s records only; a company-wide key reads all', async () => {
+    const [oa, o2] = [randomUUID(), randomUUID()];
+    const sendAs = async (org: string) => {
+      const key = await newKey(['email:send', 'email:read'], org);
+      const res = await app.post(
+        '/api/email/send',
+        invoiceBody(),
+        headers(key, { 'x-organization-id': org }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return { key, emailId: String(res.body['email_id']) };
+    };
+    const a = await sendAs(oa);
+    const other = await sendAs(o2);
+    const read = (key: string, emailId: string) =>
+      app.get(`/api/email/status/${emailId}`, { authorization: `Bearer ${key}`, 'x-user-id': user });
+
+    assert.equal((await read(a.key, a.emailId)).status, 200);
+    const foreign = await read(a.key, other.emailId);
+    const unknown = await read(a.key, randomUUID());
+    assert.deepEqual([foreign.status, foreign.body], [404, { success: false, error: 'email not found.' }]);
+    assert.deepEqual(foreign.body, unknown.body);
+    const companyWide = await newKey(['email:read']);
+    assert.equal((await read(companyWide, a.emailId)).status, 200);
+    assert.equal((await read(companyWide, other.emailId)).status, 200);
+  });
+
+  it('an organization-bound key’s Idempotency-Keys are its own: another organization’s answer is not replayed', async () => {
+    const [oa, o2] = [randomUUID(), randomUUID()];
+    const keyA = await newKey(['email:send'], oa);
+    const key2 = await newKey(['email:send'], o2);
+    const idempotencyKey = `order-${randomUUID()}`;
+    const send = (key: string, org: string) =>
+      app.post('/api/email/send', invoiceBody(), {
+        ...headers(key, { 'x-organization-id': org }),
+        'idempotency-key': idempotencyKey,
+      });
+    const theirs = await send(key2, o2);
+    const mine = await send(keyA, oa);
+    assert.equal(theirs.status, 200);
+    assert.equal(mine.status, 200);
+    assert.notEqual(mine.body['email_id'], theirs.body['email_id']);
+    assert.equal(app.fake.accepted.length, 2);
+  });
+
+  it('ids are stored lower-case whoever spelled them: a key made for an upper-case company id matches any case', async () => {
+    const { key, plaintext } = await app.keys.create({
+      companyId: company.toUpperCase(),
+      organizationId: organization.toUpperCase(),
+      name: 'upper',
+      scopes: ['email:send', 'email:read'],
+    });
+    assert.deepEqual([key.companyId, key.organizationId], [company, organization]);
+    for (const spell of [(id: string) => id, (id: string) => id.toUpperCase()]) {
+      const sent = await app.post(
+        '/api/email/send',
+        invoiceBody(),
+        headers(plaintext, { 'x-company-id': spell(company), 'x-organization-id': spell(organization) }),
+      );
+      assert.equal(sent.status, 200, JSON.stringify(sent.body));
+      const record = await app.database.db
+        .collection('emails')
+        .findOne({ _id: String(sent.body['email_id']) as never });
+      assert.deepEqual([record?.['company_id'], record?.['organization_id']], [company, organization]);
+    }
+  });
+
   it('a revoked key is refused at once here, and by another replica within seconds', async () => {
     const key = await newKey();
     // Another gateway replica: its own store, its own cache, the same database.

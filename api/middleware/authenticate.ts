@@ -5,6 +5,7 @@ import type { Config } from '../../core/config.ts';
 import { UNAUTHORIZED } from '../../core/email/messages.ts';
 import { MailroomError } from '../../core/errors.ts';
 import {
+  callerOf,
   checkIdentity,
   isComplete,
   type Caller,
@@ -36,9 +37,16 @@ export interface RouteAuth {
    * still match the key.
    */
   identityFromKey?: boolean;
+  /**
+   * The route acts on something the whole company shares (its suppression
+   * list): a key bound to one organization gets 403.
+   */
+  companyWide?: boolean;
 }
 
 const unauthorized = () => new MailroomError('unauthorized', UNAUTHORIZED);
+export const NEEDS_COMPANY_WIDE_KEY =
+  'this API key is bound to an organization; this route acts for the whole company and needs a company-wide key';
 const BEARER = /^bearer +(\S+)$/i;
 
 /**
@@ -48,11 +56,18 @@ const BEARER = /^bearer +(\S+)$/i;
  * `api-key` (AUTH_MODE): a valid `Authorization: Bearer <key>` proves the
  * company; identity headers that are sent must be UUIDs and match the key's
  * company (and organization, when the key has one), else 401. A key without
- * the route's scope → 403. No key: 401, except on `anonymous` routes.
+ * the route's scope → 403. No key: 401, except on `anonymous` routes. A key
+ * bound to an organization makes the principal organization-bound
+ * (`boundOrganizationId`): the routes then reach that organization's records,
+ * runs and keys only, and `companyWide` routes answer 403.
  *
  * `trusted-headers`: a proxy in front authenticated the caller and set the
  * headers; they are believed as sent (complete headers count as
- * authenticated on `anonymous` routes).
+ * authenticated on `anonymous` routes) and reach the whole company.
+ *
+ * Either way the principal's ids are the lower-cased UUIDs, so whatever is
+ * stored or indexed from them (records, memos, search attributes, keys)
+ * is lower-case.
  */
 export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyStore }) {
   const trust = proxyaddr.compile(deps.config.trustedProxies);
@@ -63,7 +78,11 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
     const clientIp = proxyaddr(ctx.req, trust);
 
     if (deps.config.authMode === 'trusted-headers') {
-      ctx.state.principal = { caller, authenticated: !auth.anonymous || isComplete(identity), clientIp };
+      ctx.state.principal = {
+        caller: callerOf(identity),
+        authenticated: !auth.anonymous || isComplete(identity),
+        clientIp,
+      };
       return next();
     }
 
@@ -79,24 +98,32 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
     if (!key) throw unauthorized();
     if (!key.scopes.includes(auth.scope))
       throw new MailroomError('forbidden', `this API key lacks the ${auth.scope} scope`);
-    if (identity.companyId !== undefined && identity.companyId !== key.companyId) throw unauthorized();
+    if (auth.companyWide && key.organizationId !== null)
+      throw new MailroomError('forbidden', NEEDS_COMPANY_WIDE_KEY);
+    if (identity.companyId !== undefined && identity.companyId !== key.companyId.toLowerCase())
+      throw unauthorized();
     if (
       key.organizationId !== null &&
       identity.organizationId !== undefined &&
-      identity.organizationId !== key.organizationId
+      identity.organizationId !== key.organizationId.toLowerCase()
     )
       throw unauthorized();
+    const companyId = key.companyId.toLowerCase();
+    const boundOrganizationId = key.organizationId?.toLowerCase();
     ctx.state.principal = {
-      caller: auth.identityFromKey
-        ? {
-            companyId: key.companyId,
-            organizationId: identity.organizationId ?? key.organizationId ?? undefined,
-            userId: identity.userId,
-          }
-        : identity,
+      caller: callerOf(
+        auth.identityFromKey
+          ? {
+              companyId,
+              organizationId: identity.organizationId ?? boundOrganizationId,
+              userId: identity.userId,
+            }
+          : identity,
+      ),
       authenticated: true,
       clientIp,
       scopes: key.scopes,
+      boundOrganizationId,
     };
     return next();
   };
@@ -104,13 +131,15 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
 
 /**
  * The caller of a route that acts for a company (workflow runs, the
- * company's keys): the key's company, or `X-Company-Id` behind a trusted
- * proxy; 401 without one.
+ * company's keys, its suppression list): the key's company, or
+ * `X-Company-Id` behind a trusted proxy; 401 without one. Every id
+ * lower-cased (it goes into memos, search attributes and stored keys).
+ * What an organization-bound key may reach: `principal.boundOrganizationId`.
  */
 export function authenticatedCompany(principal: Principal): Caller & { companyId: string } {
-  const { companyId } = principal.caller;
-  if (!principal.authenticated || !companyId) throw unauthorized();
-  return { ...principal.caller, companyId: companyId.toLowerCase() };
+  const caller = principal.authenticated ? checkIdentity(principal.caller) : undefined;
+  if (!caller?.companyId) throw unauthorized();
+  return { ...callerOf(caller), companyId: caller.companyId };
 }
 
 /** The identity headers that were sent, trimmed (empty ones left out). */

@@ -43,10 +43,13 @@ export interface NewApiKey {
 export interface KeyStore {
   /** Stores a new key; the plaintext is returned once and never again. */
   create(input: NewApiKey): Promise<{ key: ApiKey; plaintext: string }>;
-  /** Keys, newest first; of one company when given. */
-  list(companyId?: string): Promise<ApiKey[]>;
-  /** Revokes a key (of `companyId` when given); false when there is no such live key. */
-  revoke(id: string, companyId?: string): Promise<boolean>;
+  /** Keys, newest first; of one company when given, and of one of its organizations when given too. */
+  list(companyId?: string, organizationId?: string): Promise<ApiKey[]>;
+  /**
+   * Revokes a key (of `companyId` when given, and of its organization
+   * `organizationId` when given too); false when there is no such live key.
+   */
+  revoke(id: string, companyId?: string, organizationId?: string): Promise<boolean>;
   /** The live key a presented plaintext proves, or undefined (unknown, revoked, wrong secret, malformed). */
   verify(plaintext: string): Promise<ApiKey | undefined>;
 }
@@ -98,8 +101,9 @@ export function keyStore(db: Db, logger: Logger): KeyStore {
       const { id, plaintext, secretHash } = generateKey();
       const doc: ApiKeyDocument = {
         _id: id,
-        company_id: input.companyId,
-        organization_id: input.organizationId ?? null,
+        // Every UUID Mailroom stores is lower-case, whoever spelled it.
+        company_id: input.companyId.toLowerCase(),
+        organization_id: input.organizationId?.toLowerCase() ?? null,
         name: input.name,
         scopes: [...new Set(input.scopes)],
         secret_hash: secretHash,
@@ -111,14 +115,19 @@ export function keyStore(db: Db, logger: Logger): KeyStore {
       return { key: toApiKey(doc), plaintext };
     },
 
-    async list(companyId) {
-      const docs = await keys.find(companyId ? { company_id: companyId } : {}).toArray();
+    async list(companyId, organizationId) {
+      const filter: Partial<ApiKeyDocument> = {};
+      if (companyId) filter.company_id = companyId.toLowerCase();
+      if (organizationId) filter.organization_id = organizationId.toLowerCase();
+      const docs = await keys.find(filter).toArray();
       return docs.map(toApiKey).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
     },
 
-    async revoke(id, companyId) {
+    async revoke(id, companyId, organizationId) {
       const doc = await keys.findOne({ _id: id });
-      if (!doc || doc.revoked_at || (companyId !== undefined && doc.company_id !== companyId)) return false;
+      if (!doc || doc.revoked_at) return false;
+      if (companyId !== undefined && doc.company_id !== companyId.toLowerCase()) return false;
+      if (organizationId !== undefined && doc.organization_id !== organizationId.toLowerCase()) return false;
       await keys.updateOne({ _id: id }, { $set: { revoked_at: new Date() } });
       cache.delete(id);
       return true;

@@ -1,5 +1,12 @@
 import { MailroomError } from '../errors.ts';
-import { checkIdentity, isComplete, type Caller, type Identity, type Principal } from '../identity.ts';
+import {
+  checkIdentity,
+  isComplete,
+  withinReach,
+  type Caller,
+  type Identity,
+  type Principal,
+} from '../identity.ts';
 import { UNAUTHORIZED } from './messages.ts';
 import type { EmailRecord } from './record.ts';
 
@@ -43,10 +50,23 @@ export function authorizeStatus(principal: Principal): Identity & { userId: stri
  * A record is visible to the company that sent it, and to the user who sent
  * it: the interface's status example carries `X-User-Id` alone, so the sender
  * must be able to read its own records that way (unless it names a different
- * company). Anyone else is answered "not found", never "forbidden", so
- * existence is not disclosed.
+ * company). A key bound to an organization (`boundOrganizationId`) sees only
+ * its company's records sent under that organization. Anyone else is
+ * answered "not found", never "forbidden", so existence is not disclosed.
  */
-export function canSee(identity: Identity, record: Pick<EmailRecord, 'company_id' | 'user_id'>): boolean {
+export function canSee(
+  identity: Identity,
+  record: Pick<EmailRecord, 'company_id' | 'organization_id' | 'user_id'>,
+  boundOrganizationId?: string,
+): boolean {
+  if (boundOrganizationId !== undefined)
+    return (
+      identity.companyId !== undefined &&
+      withinReach(
+        { companyId: record.company_id, organizationId: record.organization_id },
+        { companyId: identity.companyId, boundOrganizationId },
+      )
+    );
   const sameCompany = record.company_id !== null && record.company_id === identity.companyId;
   const sameSender =
     record.user_id !== null &&

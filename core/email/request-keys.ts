@@ -18,10 +18,14 @@ import {
 /**
  * `Idempotency-Key` on POST /api/email/send and /api/email/bulk: the same key
  * from the same company with the same body answers the first response again
- * and calls the provider once; with another body → 409.
+ * and calls the provider once; with another body → 409. A key bound to an
+ * organization has keys of its own (its organization's), apart from the
+ * company-wide ones and other organizations'.
  *
  * The `email_requests` collection holds one document per (company, key),
- * `_id` = `<company>/<key>`, so the first request wins by inserting it (a
+ * `_id` = `<company>/<key>` (`<company>:<organization>/<key>` for an
+ * organization-bound caller; a UUID holds no `:` or `/`, so the two never
+ * collide), so the first request wins by inserting it (a
  * unique `_id` is atomic on MongoDB and FerretDB alike). It holds a hash of
  * the body, the state (`running` under a lease the request keeps renewing,
  * then `done` with the answer), the email ids the request created and how
@@ -60,6 +64,8 @@ interface StoredAnswer {
 interface RequestDoc {
   _id: string;
   company_id: string;
+  /** The organization of an organization-bound caller; absent for company-wide ones. */
+  organization_id?: string;
   key: string;
   kind: RequestKind;
   body_hash: string;
@@ -75,6 +81,8 @@ interface RequestDoc {
 
 export interface IdempotentRequest<T> {
   companyId: string | undefined;
+  /** The organization an organization-bound caller is limited to (its own keys); undefined: company-wide. */
+  organizationId?: string | undefined;
   key: string;
   kind: RequestKind;
   body: unknown;
@@ -177,7 +185,11 @@ export function requestKeys(db: Db, records: RecordStore, logger: Logger): Reque
       if (request.companyId === undefined)
         throw new MailroomError('validation', IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION);
       const key = checkIdempotencyKey(request.key);
-      const id = `${request.companyId}/${key}`;
+      const scope =
+        request.organizationId === undefined
+          ? request.companyId
+          : `${request.companyId}:${request.organizationId}`;
+      const id = `${scope}/${key}`;
       const bodyHash = hashOf(request.kind, request.body);
       const waitUntil = Date.now() + WAIT_MS;
 
@@ -187,6 +199,7 @@ export function requestKeys(db: Db, records: RecordStore, logger: Logger): Reque
           await requests.insertOne({
             _id: id,
             company_id: request.companyId,
+            ...(request.organizationId === undefined ? {} : { organization_id: request.organizationId }),
             key,
             kind: request.kind,
             body_hash: bodyHash,

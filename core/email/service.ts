@@ -143,7 +143,10 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
 
     once(principal, { key, kind, body, run }) {
       const companyId = principal.authenticated ? checkIdentity(principal.caller)?.companyId : undefined;
-      return requests.once({ companyId, key, kind, body, run, emailIdsOf: emailIdsOf });
+      // An organization-bound key's keys are its organization's: another
+      // organization's answers (and their email ids) are not replayed to it.
+      const organizationId = principal.boundOrganizationId;
+      return requests.once({ companyId, organizationId, key, kind, body, run, emailIdsOf: emailIdsOf });
     },
 
     sendBulk(body, principal) {
@@ -155,7 +158,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       const notFound = new MailroomError('not_found', EMAIL_NOT_FOUND);
       if (!isUuid(emailId)) throw notFound;
       const record = await records.findById(emailId.toLowerCase());
-      if (!record || !canSee(identity, record)) throw notFound;
+      if (!record || !canSee(identity, record, principal.boundOrganizationId)) throw notFound;
       return toStatus(record);
     },
 

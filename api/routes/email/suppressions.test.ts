@@ -246,3 +246,32 @@ describe('the suppression list', () => {
     });
   });
 });
+
+describe('the suppression list with API keys', () => {
+  const app = useEmailApp({ env: { AUTH_MODE: 'api-key' } });
+  const company = randomUUID();
+  const bearer = async (organizationId?: string) =>
+    `Bearer ${(await app.keys.create({ companyId: company, organizationId, name: 's', scopes: ['email:send', 'email:read'] })).plaintext}`;
+
+  it('is the company’s: a company-wide key manages it, a key bound to an organization gets 403', async () => {
+    const address = unique('Shared');
+    const companyWide = { authorization: await bearer() };
+    assert.equal((await app.post('/api/email/suppressions', { email: address }, companyWide)).status, 201);
+
+    const bound = { authorization: await bearer(randomUUID()) };
+    const path = `/api/email/suppressions/${encodeURIComponent(address)}`;
+    const error = {
+      success: false,
+      error:
+        'this API key is bound to an organization; this route acts for the whole company and needs a company-wide key',
+    };
+    for (const res of [
+      await app.get('/api/email/suppressions', bound),
+      await app.get(path, bound),
+      await app.post('/api/email/suppressions', { email: unique('Other') }, bound),
+      await app.delete(path, bound),
+    ])
+      assert.deepEqual([res.status, res.body], [403, error]);
+    assert.equal((await app.get(path, companyWide)).status, 200, 'still suppressed');
+  });
+});

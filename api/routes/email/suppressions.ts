@@ -14,12 +14,18 @@ import { defineRoute, failure, type RouteSpec } from '../../route.ts';
  * needs `email:read`; adding and removing need `email:send` (whoever may send
  * for the company decides whom it must not send to). The company is always
  * the caller's own.
+ *
+ * The list is the company's, not an organization's: a bounce or a spam
+ * report is about the address, so every organization's sends honour it. Its
+ * entries name other organizations' recipients and emails, and a change
+ * applies to every organization, so a key bound to one organization gets
+ * 403 here (its sends still skip suppressed recipients and say so).
  */
-const READ: RouteAuth = { scope: 'email:read', identityFromKey: true };
-const WRITE: RouteAuth = { scope: 'email:send', identityFromKey: true };
+const READ: RouteAuth = { scope: 'email:read', identityFromKey: true, companyWide: true };
+const WRITE: RouteAuth = { scope: 'email:send', identityFromKey: true, companyWide: true };
 const AUTH_FAILURES = {
   401: failure('No valid API key or identity headers.'),
-  403: failure('The API key lacks the scope.'),
+  403: failure('The API key lacks the scope, or is bound to an organization (the list is company-wide).'),
 };
 /** The address in the path, URL-encoded (`jane%40example.com`). */
 const AddressParams = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) });

@@ -15,8 +15,10 @@ import { defineRoute, failure, type RouteSpec } from '../../route.ts';
 /**
  * API keys over HTTP, for a company's own automation: a key with
  * `keys:manage` lists, creates and revokes its company's keys. A new key
- * never gets a scope the creating key lacks (no escalation). Operators use
- * `npm run keys` for the first key of a company.
+ * never gets a scope the creating key lacks (no escalation). A key bound to
+ * an organization manages that organization's keys only, and every key it
+ * creates is bound to that organization too (never company-wide). Operators
+ * use `npm run keys` for the first key of a company.
  */
 const MANAGE: RouteAuth = { scope: 'keys:manage', identityFromKey: true };
 const AUTH_FAILURES = {
@@ -29,13 +31,14 @@ export const listKeysRoute = defineRoute({
   method: 'get',
   path: '/api/keys',
   operationId: 'listApiKeys',
-  summary: "The company's API keys (never their secrets)",
+  summary: "The company's API keys, or the organization's for a key bound to one (never their secrets)",
   tag: 'keys',
   auth: MANAGE,
   responses: { 200: { description: 'Newest first.', schema: KeyListResponseSchema }, ...AUTH_FAILURES },
   async handler(ctx, { keys }) {
     const { companyId } = authenticatedCompany(ctx.state.principal);
-    ctx.body = { success: true, data: (await keys.list(companyId)).map(apiKeyView) };
+    const listed = await keys.list(companyId, ctx.state.principal.boundOrganizationId);
+    ctx.body = { success: true, data: listed.map(apiKeyView) };
   },
 });
 
@@ -61,7 +64,10 @@ export const createKeyRoute = defineRoute({
       throw new MailroomError('forbidden', `this API key cannot grant the ${beyond.join(', ')} scope`);
     const { key, plaintext } = await keys.create({
       companyId: owner.companyId,
-      organizationId: owner.organizationId ?? null,
+      // A bound key's keys are bound to its organization (X-Organization-Id, if
+      // sent, had to name it); a company-wide key binds the new one to the
+      // organization it names, if any.
+      organizationId: ctx.state.principal.boundOrganizationId ?? owner.organizationId ?? null,
       name: body.name,
       scopes: body.scopes,
     });
@@ -81,12 +87,18 @@ export const revokeKeyRoute = defineRoute({
   responses: {
     200: { description: 'Revoked.', schema: OkResponseSchema },
     ...AUTH_FAILURES,
-    404: failure('No live key with this id in the company.'),
+    404: failure(
+      'No live key with this id in the company (or, for a key bound to an organization, in its organization).',
+    ),
   },
   async handler(ctx, { keys }) {
     const { companyId } = authenticatedCompany(ctx.state.principal);
-    if (!(await keys.revoke(ctx.params['id'] ?? '', companyId)))
-      throw new MailroomError('not_found', KEY_NOT_FOUND);
+    const revoked = await keys.revoke(
+      ctx.params['id'] ?? '',
+      companyId,
+      ctx.state.principal.boundOrganizationId,
+    );
+    if (!revoked) throw new MailroomError('not_found', KEY_NOT_FOUND);
     ctx.body = { success: true };
   },
 });

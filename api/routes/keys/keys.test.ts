@@ -65,6 +65,59 @@ describe('/api/keys', () => {
     assert.equal(bad.status, 400);
   });
 
+  it('a key bound to an organization lists, revokes and creates that organization’s keys only', async () => {
+    const [oa, o2] = [randomUUID(), randomUUID()];
+    const create = (organizationId: string | undefined, scopes: Scope[]) =>
+      app.keys.create({ companyId: company, organizationId, name: 'k', scopes });
+    const adminA = `Bearer ${(await create(oa, ['keys:manage'])).plaintext}`;
+    const ownA = await create(oa, ['email:send']);
+    const theirs = await create(o2, ['email:send']);
+    const companyWide = await create(undefined, ['keys:manage', 'email:send']);
+
+    const listed = await app.get('/api/keys', { authorization: adminA });
+    assert.equal(listed.status, 200);
+    const data = listed.body['data'] as Array<Record<string, unknown>>;
+    assert.ok(data.some((k) => k['id'] === ownA.key.id));
+    assert.deepEqual(new Set(data.map((k) => k['organization_id'])), new Set([oa]));
+
+    // Revoking another organization's key: 404, exactly like an unknown id; the key keeps working.
+    const revoke = await app.delete(`/api/keys/${theirs.key.id}`, { authorization: adminA });
+    const unknown = await app.delete(`/api/keys/${'0'.repeat(24)}`, { authorization: adminA });
+    assert.deepEqual([revoke.status, revoke.body], [404, { success: false, error: 'api key not found' }]);
+    assert.deepEqual(revoke.body, unknown.body);
+    assert.ok(await app.keys.verify(theirs.plaintext));
+    assert.ok(await app.keys.verify(companyWide.plaintext), 'nor a company-wide key');
+    assert.equal(
+      (await app.delete(`/api/keys/${companyWide.key.id}`, { authorization: adminA })).status,
+      404,
+    );
+
+    // What it creates is bound to its organization, never company-wide.
+    const made = await app.post(
+      '/api/keys',
+      { name: 'child', scopes: ['keys:manage'] },
+      { authorization: adminA },
+    );
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.equal((made.body['key'] as Record<string, unknown>)['organization_id'], oa);
+    const child = `Bearer ${String(made.body['secret'])}`;
+    const childList = (await app.get('/api/keys', { authorization: child })).body['data'] as Array<
+      Record<string, unknown>
+    >;
+    assert.ok(childList.every((k) => k['organization_id'] === oa));
+    assert.equal((await app.delete(`/api/keys/${ownA.key.id}`, { authorization: adminA })).status, 200);
+
+    // A company-wide key sees and manages every organization's keys.
+    const all = (await app.get('/api/keys', { authorization: `Bearer ${companyWide.plaintext}` })).body[
+      'data'
+    ] as Array<Record<string, unknown>>;
+    assert.ok(all.some((k) => k['id'] === theirs.key.id) && all.some((k) => k['id'] === ownA.key.id));
+    const revoked = await app.delete(`/api/keys/${theirs.key.id}`, {
+      authorization: `Bearer ${companyWide.plaintext}`,
+    });
+    assert.equal(revoked.status, 200);
+  });
+
   it("another company's keys are invisible and cannot be revoked (404)", async () => {
     const mine = await bearer(['keys:manage']);
     const theirs = await app.keys.create({ companyId: randomUUID(), name: 'theirs', scopes: ['email:send'] });

@@ -118,6 +118,39 @@ describe('workflow routes with API keys', () => {
     await h.temporal.workflow.getHandle(runId).terminate('test cleanup');
   });
 
+  it('a key bound to an organization reads and cancels that organization’s runs only', async () => {
+    const company = randomUUID();
+    const [oa, o2] = [randomUUID(), randomUUID()];
+    const keyA = await keyFor(company, ALL, oa);
+    const key2 = await keyFor(company, ALL, o2);
+    const theirs = await h.trigger('send-welcome-email', { userId: 'u-o2' }, key2);
+    assert.equal(theirs.status, 202);
+    const runId = String(theirs.body['runId']);
+    const path = `/api/workflow/send-welcome-email?runId=${runId}`;
+    const unknown = await h.request(
+      'GET',
+      `/api/workflow/send-welcome-email?runId=send-welcome-email-${randomUUID()}`,
+      undefined,
+      keyA,
+    );
+    const read = await h.request('GET', path, undefined, keyA);
+    assert.deepEqual([read.status, read.body], [404, unknown.body]);
+    const cancel = await h.request('DELETE', path, undefined, keyA);
+    assert.deepEqual([cancel.status, cancel.body], [404, unknown.body]);
+    assert.equal((await h.temporal.workflow.getHandle(runId).describe()).status.name, 'RUNNING');
+    assert.equal((await h.request('GET', path, undefined, key2)).status, 200);
+    // A company-wide key sees every organization's runs.
+    const companyWide = await keyFor(company);
+    assert.equal((await h.request('GET', path, undefined, companyWide)).status, 200);
+    // The same Idempotency-Key under another organization is another run.
+    const keyed = { 'idempotency-key': 'signup-7' };
+    const a = await h.trigger('send-welcome-email', { userId: 'u-a' }, { ...keyA, ...keyed });
+    const b = await h.trigger('send-welcome-email', { userId: 'u-a' }, { ...key2, ...keyed });
+    assert.notEqual(a.body['runId'], b.body['runId']);
+    for (const id of [runId, a.body['runId'], b.body['runId']])
+      await h.temporal.workflow.getHandle(String(id)).terminate('test cleanup');
+  });
+
   it('Idempotency-Key run ids are HMACs: the same key gives different runs for different companies', async () => {
     const idempotencyKey = 'signup-42';
     const a = await keyFor(randomUUID());

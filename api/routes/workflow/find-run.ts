@@ -1,5 +1,5 @@
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
-import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
+import { CALLER_MEMO_KEY, withinReach, type Caller } from '../../../core/identity.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
 import { RUN_ID_REQUIRED, RUN_ID_TOO_LONG, RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
 import { WORKFLOW_AUTH_FAILURES } from './owner.ts';
@@ -30,7 +30,10 @@ export async function findRun(ctx: AppContext, temporal: Client) {
   return {
     def,
     runId,
-    ...(await describeRun(temporal, def, runId, authenticatedCompany(ctx.state.principal))),
+    ...(await describeRun(temporal, def, runId, {
+      companyId: authenticatedCompany(ctx.state.principal).companyId,
+      boundOrganizationId: ctx.state.principal.boundOrganizationId,
+    })),
   };
 }
 
@@ -46,15 +49,17 @@ export function runIdFromQuery(value: string | string[] | undefined): string {
  * The run with this id, if it is a run of `def` and the caller may see it. A
  * run of another workflow is answered exactly like an unknown one (404) so a
  * path cannot be used to peek at runs of other workflows. A run belongs to the
- * company that triggered it: any other caller (or a run without an owner,
- * started outside the gateway) gets the same 404 (tenant isolation, as for
- * email records).
+ * company that triggered it, and to the organization it was triggered under:
+ * any other company, a key bound to another organization (or to one, for a
+ * run triggered without an organization), or a run without an owner (started
+ * outside the gateway) gets the same 404 (tenant isolation, as for email
+ * records). Cancel goes through here too.
  */
 export async function describeRun(
   temporal: Client,
   def: WorkflowDefinition,
   runId: string,
-  caller: Caller & { companyId: string },
+  reach: { companyId: string; boundOrganizationId?: string | undefined },
 ): Promise<{ handle: WorkflowHandle; desc: WorkflowExecutionDescription }> {
   const handle = temporal.workflow.getHandle(runId);
   let desc: WorkflowExecutionDescription;
@@ -64,7 +69,8 @@ export async function describeRun(
     throw temporalError(err, 'read workflow run');
   }
   if (desc.type !== def.workflowType) throw new HttpError(404, RUN_NOT_FOUND);
-  const owner = (desc.memo?.[CALLER_MEMO_KEY] as Caller | undefined)?.companyId;
-  if (owner?.toLowerCase() !== caller.companyId) throw new HttpError(404, RUN_NOT_FOUND);
+  const owner = desc.memo?.[CALLER_MEMO_KEY];
+  if (typeof owner !== 'object' || owner === null || !withinReach(owner as Caller, reach))
+    throw new HttpError(404, RUN_NOT_FOUND);
   return { handle, desc };
 }

@@ -18,7 +18,8 @@ import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 /**
  * The run id: Temporal's workflow id, what operators search for in the Web
  * UI. With an Idempotency-Key it is an HMAC under the server's secret of the
- * caller's company, the workflow name and the key, so a repeat trigger lands
+ * caller's company (and, for a key bound to an organization, that
+ * organization), the workflow name and the key, so a repeat trigger lands
  * on the same run, two tenants' keys never collide, and nobody without the
  * secret can compute (or start first) another caller's run. Without a key it
  * is random.
@@ -26,12 +27,17 @@ import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 export function runIdFor(
   name: string,
   idempotencyKey: string | undefined,
-  companyId: string,
+  reach: { companyId: string; boundOrganizationId?: string | undefined },
   secret: string,
 ): string {
   if (!idempotencyKey) return `${name}-${randomUUID()}`;
+  // Company-wide callers keep the ids they always had.
+  const scope =
+    reach.boundOrganizationId === undefined
+      ? [reach.companyId]
+      : [reach.companyId, reach.boundOrganizationId];
   const digest = createHmac('sha256', secret)
-    .update(JSON.stringify([companyId, name, idempotencyKey]))
+    .update(JSON.stringify([...scope, name, idempotencyKey]))
     .digest('hex');
   return `${name}-${digest.slice(0, 40)}`;
 }
@@ -98,7 +104,12 @@ export const triggerRoute = defineRoute({
       count('invalid');
       throw new HttpError(400, IDEMPOTENCY_KEY_INVALID);
     }
-    const workflowId = runIdFor(def.name, idempotencyKey, caller.companyId, config.secret);
+    const workflowId = runIdFor(
+      def.name,
+      idempotencyKey,
+      { companyId: caller.companyId, boundOrganizationId: ctx.state.principal.boundOrganizationId },
+      config.secret,
+    );
 
     try {
       await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
