@@ -11,6 +11,7 @@ import { ObjectId } from 'mongodb';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 import { authenticatedAs } from '../core/identity.ts';
 import { suppressionList } from '../core/email/suppression-list.ts';
+import { COMPANY_ID, USER_ID } from '../core/workflows/search-attributes.ts';
 
 const h = new WorkflowHarness();
 before(async () => {
@@ -352,5 +353,60 @@ describe('search attributes', () => {
     assert.deepEqual(await found(`EmailId = "${emailId}" AND EmailAction = "ein-verified"`), [runId]);
     assert.deepEqual(await found(`UserId = "${id.userId}"`), [runId]);
     assert.deepEqual(await found(`CompanyId = "${randomUUID()}"`), []);
+  });
+
+  it('ids sent in upper case are stored and indexed in lower case (memo, input, search attributes, record)', async () => {
+    h.fake.reset();
+    const id = { companyId: randomUUID(), userId: randomUUID(), organizationId: randomUUID() };
+    const upper = {
+      companyId: id.companyId.toUpperCase(),
+      userId: id.userId.toUpperCase(),
+      organizationId: id.organizationId.toUpperCase(),
+    };
+    const as = { 'x-company-id': upper.companyId, 'x-user-id': upper.userId };
+    const { body } = await h.trigger(
+      'send-email-received-ein',
+      { ...upper, emailAction: 'ein-verified', recipients: ['owner@example.com'] },
+      as,
+    );
+    const runId = body['runId'] as string;
+    const run = await h.waitForStatus('send-email-received-ein', runId, 'completed', 20_000, as);
+    const handle = h.temporal.workflow.getHandle(runId);
+    const desc = await handle.describe();
+    assert.deepEqual(desc.memo?.['caller'], { companyId: id.companyId, userId: id.userId });
+    const payload = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes?.input
+      ?.payloads?.[0]?.data;
+    const input = JSON.parse(Buffer.from(payload!).toString('utf8')) as Record<string, unknown>;
+    assert.deepEqual(
+      [input['companyId'], input['userId'], input['organizationId']],
+      [id.companyId, id.userId, id.organizationId],
+    );
+    const attributes = desc.typedSearchAttributes;
+    assert.equal(attributes.get(COMPANY_ID), id.companyId);
+    assert.equal(attributes.get(USER_ID), id.userId);
+    await until(async () => {
+      for await (const execution of h.temporal.workflow.list({ query: `CompanyId = "${id.companyId}"` }))
+        if (execution.workflowId === runId) return true;
+      return false;
+    });
+    const record = await h.database.db
+      .collection('emails')
+      .findOne({ _id: run.result?.result['emailId'] as never });
+    assert.deepEqual(
+      [record?.['company_id'], record?.['organization_id'], record?.['user_id']],
+      [id.companyId, id.organizationId, id.userId],
+    );
+  });
+
+  it('a welcome run for a UUID user id sent in upper case carries it in lower case', async () => {
+    h.fake.reset();
+    const userId = randomUUID();
+    await h.insertUser({ _id: userId, email: `${userId}@example.com`, name: 'Lower' });
+    const { body } = await h.trigger('send-welcome-email', { userId: userId.toUpperCase() });
+    const run = await h.waitForStatus('send-welcome-email', body['runId'] as string, 'completed');
+    assert.equal(run.result?.result['userId'], userId);
+    const desc = await h.temporal.workflow.getHandle(body['runId'] as string).describe();
+    assert.equal(desc.typedSearchAttributes.get(USER_ID), userId);
+    assert.equal((await h.emailTo(`${userId}@example.com`))?.resource_id_ref, userId);
   });
 });

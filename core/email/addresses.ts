@@ -20,7 +20,7 @@ addFormats.default(ajv, ['email']);
 const emailFormat = ajv.compile<string>({ type: 'string', format: 'email' });
 
 /** RFC 5321 caps a path at 254 characters. */
-const MAX_ADDRESS_LENGTH = 254;
+export const MAX_ADDRESS_LENGTH = 254;
 /** CR, LF and the other control characters: never allowed in a header value (header injection). */
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;

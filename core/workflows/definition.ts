@@ -24,6 +24,19 @@ export interface WorkflowDefinition {
    * the caller is refused (403).
    */
   identityFields?: Partial<Record<IdentityField, string>>;
+  /**
+   * Input keys holding ids (users, companies, organizations): a UUID among
+   * them is lower-cased before the run starts, so the run, its memo, its
+   * search attributes and its records carry it in lower case.
+   */
+  idFields?: readonly string[];
+  /**
+   * Input keys holding recipient addresses (arrays of strings): checked at
+   * the trigger with the rules of a send (core/email/addresses.ts: format,
+   * length, blocked domains; at most MAX_RECIPIENTS together), so an address
+   * a send would refuse never starts a run that fails later.
+   */
+  addressFields?: readonly string[];
   /** One line for the API reference: what the workflow does. */
   description: string;
 }

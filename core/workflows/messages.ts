@@ -18,6 +18,12 @@ export const conflictingFields = (alias: string, canonical: string): string =>
   `conflicting fields: ${alias} and ${canonical}`;
 export const notTheCaller = (key: string): string => `${key} does not match the authenticated caller`;
 export const RUN_ID_TOO_LONG = 'runId must be at most 255 characters';
+export const controlCharacters = (field: string): string => `${field} must not contain control characters`;
+export const invalidAddress = (field: string): string => `${field} must be a valid email address`;
+export const blockedAddress = (field: string): string =>
+  `${field} is in a blocked domain: emails to this domain are not allowed`;
+export const tooManyAddresses = (fields: readonly string[], max: number): string =>
+  `${fields.join(' and ')} must contain at most ${max} addresses together`;
 
 /** 500s carry the cause ("message carries the cause"). */
 export const failedTo = (

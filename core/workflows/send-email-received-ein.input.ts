@@ -4,20 +4,25 @@ import { EIN_ACTION_VALUES, type EinAction } from './ein-actions.ts';
 import { conflictingFields } from './messages.ts';
 import { MailroomError } from '../errors.ts';
 import { MAX_RECIPIENTS } from '../email/schema.ts';
+import { MAX_ADDRESS_LENGTH } from '../email/addresses.ts';
+
+/** `0b5c6f3e-8d2a-4c1b-9e7f-1a2b3c4d5e6f`: ajv's uuid format would also take a `urn:uuid:` prefix. */
+const UUID_LENGTH = 36;
 
 /**
  * POST /api/workflow/send-email-received-ein body, after normalizeEinInput.
  * The three identity ids must be UUIDs: the email service authorises EIN
  * templates with them, so a non-UUID is refused here (400) instead of
  * failing the run later. They name the caller: omitted, they are the
- * authenticated caller's; different from the caller's → 403. Recipients and
- * ccs are bounded like an email's (50 each).
+ * authenticated caller's; different from the caller's → 403; they are
+ * lower-cased. Recipients and ccs follow a send's rules (at most 50 together,
+ * addresses as a send checks them: input-rules.ts).
  */
 export const SendEmailReceivedEinInput = Type.Object(
   {
-    userId: Type.String({ format: 'uuid' }),
-    companyId: Type.String({ format: 'uuid' }),
-    organizationId: Type.String({ format: 'uuid' }),
+    userId: Type.String({ format: 'uuid', maxLength: UUID_LENGTH }),
+    companyId: Type.String({ format: 'uuid', maxLength: UUID_LENGTH }),
+    organizationId: Type.String({ format: 'uuid', maxLength: UUID_LENGTH }),
     // A plain string enum (not a union of literals) so ajv reports one `enum`
     // error that the gateway turns into "must be one of: …".
     emailAction: Type.Unsafe<EinAction>(
@@ -27,13 +32,15 @@ export const SendEmailReceivedEinInput = Type.Object(
       }),
     ),
     recipientName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    recipients: Type.Array(Type.String({ format: 'email', maxLength: 320 }), {
+    recipients: Type.Array(Type.String({ format: 'email', maxLength: MAX_ADDRESS_LENGTH }), {
       minItems: 1,
       maxItems: MAX_RECIPIENTS,
     }),
     resource_id_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     ccs: Type.Optional(
-      Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: MAX_RECIPIENTS }),
+      Type.Array(Type.String({ format: 'email', maxLength: MAX_ADDRESS_LENGTH }), {
+        maxItems: MAX_RECIPIENTS,
+      }),
     ),
   },
   {
@@ -97,6 +104,8 @@ export const sendEmailReceivedEin: WorkflowDefinition = {
   normalize: normalizeEinInput,
   result: SendEmailReceivedEinResult,
   identityFields: { companyId: 'companyId', organizationId: 'organizationId', userId: 'userId' },
+  idFields: ['userId', 'companyId', 'organizationId'],
+  addressFields: ['recipients', 'ccs'],
   description:
     'Sends the notification `emailAction` selects to `recipients` (cc `ccs`) on behalf of the company.',
 };

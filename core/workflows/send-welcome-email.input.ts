@@ -1,9 +1,25 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { WorkflowDefinition } from './definition.ts';
 
-/** POST /api/workflow/send-welcome-email body. `userId` is the `_id` of a document in `users`. */
+/**
+ * The longest `userId`: the welcome email records it as its
+ * `resource_id_ref`, which a send bounds at 200 characters.
+ */
+export const USER_ID_MAX_LENGTH = 200;
+
+/**
+ * POST /api/workflow/send-welcome-email body. `userId` is the `_id` of a
+ * document in `users` (a UUID is lower-cased; see activities/users.ts for how
+ * it is looked up).
+ */
 export const SendWelcomeEmailInput = Type.Object(
-  { userId: Type.String({ minLength: 1, description: 'the `_id` of the user in the `users` collection' }) },
+  {
+    userId: Type.String({
+      minLength: 1,
+      maxLength: USER_ID_MAX_LENGTH,
+      description: 'the `_id` of the user in the `users` collection',
+    }),
+  },
   { examples: [{ userId: 'user-1' }] },
 );
 
@@ -29,6 +45,7 @@ export const sendWelcomeEmail: WorkflowDefinition = {
   workflowType: 'sendWelcomeEmail',
   input: SendWelcomeEmailInput,
   result: SendWelcomeEmailResult,
+  idFields: ['userId'],
   description:
     "Fetches the user, sends the `welcome` email unless the user's `welcomeEmailSent` flag is set, then sets the flag.",
 };

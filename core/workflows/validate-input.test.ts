@@ -117,3 +117,104 @@ describe('validateWorkflowInput', () => {
     assert.deepEqual(body, copy);
   });
 });
+
+describe('every workflow input', () => {
+  const ids = { userId: randomUUID(), companyId: randomUUID(), organizationId: randomUUID() };
+  /** Every string schema under `schema`, with the path a caller would name it by. */
+  function strings(schema: unknown, path: string): Array<[string, Record<string, unknown>]> {
+    const s = schema as Record<string, unknown>;
+    if (s['type'] === 'string') return [[path, s]];
+    if (s['type'] === 'array') return strings(s['items'], `${path}[]`);
+    if (s['type'] === 'object')
+      return Object.entries((s['properties'] ?? {}) as Record<string, unknown>).flatMap(([key, child]) =>
+        strings(child, path ? `${path}.${key}` : key),
+      );
+    return Object.values(s).flatMap((child) =>
+      Array.isArray(child) ? child.flatMap((c) => strings(c, path)) : [],
+    );
+  }
+
+  it('bounds every string field of every registered workflow (maxLength, or a list of values)', () => {
+    for (const def of Object.values(WORKFLOWS)) {
+      const fields = strings(def.input, '');
+      assert.ok(fields.length > 0, def.name);
+      for (const [path, schema] of fields)
+        assert.ok(
+          typeof schema['maxLength'] === 'number' || Array.isArray(schema['enum']),
+          `${def.name}: ${path} has no bound`,
+        );
+    }
+  });
+
+  it('refuses control characters in any string field', () => {
+    for (const [def, body, field] of [
+      [welcome, { userId: 'a\u0000b' }, 'userId'],
+      [
+        ein,
+        { ...ids, emailAction: 'ein-received', recipients: ['a@example.com'], recipientName: 'G\u001b' },
+        'recipientName',
+      ],
+      [
+        ein,
+        { ...ids, emailAction: 'ein-received', recipients: ['a@example.com'], resource_id_ref: 'r\u007f' },
+        'resource_id_ref',
+      ],
+    ] as const) {
+      assert.equal(rejects(def, body), `${field} must not contain control characters`);
+    }
+  });
+
+  it('checks recipients with a send’s rules, blocked domains included', () => {
+    const body = { ...ids, emailAction: 'ein-received', recipients: ['a@example.com'] };
+    const blockedDomains = ['blocked.example'];
+    const refuse = (patch: Record<string, unknown>) => {
+      try {
+        validateWorkflowInput(ein, { ...body, ...patch }, {}, { blockedDomains });
+      } catch (err) {
+        assert.ok(isMailroomError(err));
+        return err.message;
+      }
+      return 'accepted';
+    };
+    assert.equal(refuse({}), 'accepted');
+    assert.equal(
+      refuse({ ccs: ['x@a.blocked.example'] }),
+      'ccs[0] is in a blocked domain: emails to this domain are not allowed',
+    );
+    assert.equal(
+      refuse({
+        recipients: Array.from({ length: 26 }, (_, i) => `r${i}@example.com`),
+        ccs: Array.from({ length: 25 }, (_, i) => `c${i}@example.com`),
+      }),
+      'recipients and ccs must contain at most 50 addresses together',
+    );
+  });
+
+  it('lower-cases the UUIDs of id fields, and keeps other values as sent', () => {
+    const upper = {
+      userId: ids.userId.toUpperCase(),
+      companyId: ids.companyId.toUpperCase(),
+      organizationId: ids.organizationId.toUpperCase(),
+    };
+    const input = validateWorkflowInput(
+      ein,
+      { ...upper, emailAction: 'ein-received', recipients: ['A@Example.com'], resource_id_ref: 'REF-A' },
+      { companyId: ids.companyId },
+    );
+    assert.deepEqual(
+      [
+        input['userId'],
+        input['companyId'],
+        input['organizationId'],
+        input['recipients'],
+        input['resource_id_ref'],
+      ],
+      [ids.userId, ids.companyId, ids.organizationId, ['A@Example.com'], 'REF-A'],
+    );
+    assert.equal(
+      validateWorkflowInput(welcome, { userId: ids.userId.toUpperCase() }, {})['userId'],
+      ids.userId,
+    );
+    assert.equal(validateWorkflowInput(welcome, { userId: 'User-ABC' }, {})['userId'], 'User-ABC');
+  });
+});

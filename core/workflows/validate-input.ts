@@ -3,22 +3,26 @@ import { MailroomError } from '../errors.ts';
 import { isPlainObject, parse } from '../validation.ts';
 import type { Caller, IdentityField } from '../identity.ts';
 import type { WorkflowDefinition } from './definition.ts';
+import { applyInputRules } from './input-rules.ts';
 import { BODY_NOT_OBJECT, describeInputProblem, notTheCaller } from './messages.ts';
 
 /**
- * Validates a trigger body against its workflow's input schema, before any run
- * starts. Unknown keys are dropped so a run's input (what the Web UI shows and
- * the history keeps) holds only what the workflow reads.
+ * Validates a trigger body against its workflow's input schema and the rules
+ * every input follows (input-rules.ts), before any run starts. Unknown keys
+ * are dropped so a run's input (what the Web UI shows and the history keeps)
+ * holds only what the workflow reads. `blockedDomains`: BLOCKED_EMAIL_DOMAINS,
+ * applied to recipient addresses as a send would.
  */
 export function validateWorkflowInput(
   def: WorkflowDefinition,
   body: unknown,
   caller: Caller,
+  { blockedDomains = [] }: { blockedDomains?: readonly string[] } = {},
 ): Record<string, unknown> {
   if (!isPlainObject(body)) throw new MailroomError('validation', BODY_NOT_OBJECT);
   const normalized = actAsCaller(def, def.normalize ? def.normalize(body) : { ...body }, caller);
   const input = Value.Clean(def.input, normalized) as Record<string, unknown>;
-  return parse(def.input, input, describeInputProblem);
+  return applyInputRules(def, parse(def.input, input, describeInputProblem), blockedDomains);
 }
 
 /**

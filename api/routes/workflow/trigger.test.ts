@@ -94,6 +94,74 @@ describe('POST /api/workflow/:workflowName', () => {
     }
   });
 
+  it('bounds every string field: an oversized or control-character value is a 400, never a 500', async () => {
+    const welcome: Array<[unknown, string]> = [
+      [{ userId: 'u'.repeat(2_100) }, 'userId must be at most 200 characters'],
+      [{ userId: 'u-\u0000' }, 'userId must not contain control characters'],
+      [{ userId: 'u-\r\nX-Injected: 1' }, 'userId must not contain control characters'],
+    ];
+    for (const [body, error] of welcome) {
+      const res = await h.trigger('send-welcome-email', body);
+      assert.deepEqual(
+        [res.status, res.body],
+        [400, { success: false, error }],
+        JSON.stringify(body).slice(0, 80),
+      );
+    }
+    // 200 characters, the bound, is accepted.
+    const atBound = await h.trigger('send-welcome-email', { userId: 'u'.repeat(200) });
+    assert.equal(atBound.status, 202);
+    await h.temporal.workflow.getHandle(String(atBound.body['runId'])).terminate('test cleanup');
+
+    const einCases: Array<[Record<string, unknown>, string]> = [
+      [{ recipientName: 'G'.repeat(201) }, 'recipientName must be at most 200 characters'],
+      [{ recipientName: 'Grace\u0000' }, 'recipientName must not contain control characters'],
+      [{ resource_id_ref: 'r'.repeat(201) }, 'resource_id_ref must be at most 200 characters'],
+      [{ resource_id_ref: 'ein\t42' }, 'resource_id_ref must not contain control characters'],
+      [{ organizationId: `urn:uuid:${randomUUID()}` }, 'organizationId must be at most 36 characters'],
+    ];
+    for (const [patch, error] of einCases) {
+      const res = await h.trigger('send-email-received-ein', { ...ein(), ...patch });
+      assert.deepEqual(
+        [res.status, res.body],
+        [400, { success: false, error }],
+        JSON.stringify(patch).slice(0, 80),
+      );
+    }
+  });
+
+  it('checks recipients as a send would: length, blocked domains, 50 in to and cc together', async () => {
+    // 307 characters: accepted at the trigger before, then the run's send refused it.
+    const long = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.${'e'.repeat(46)}.com`;
+    assert.equal(long.length, 307);
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ recipients: [long] }, 'recipients[0] must be at most 254 characters'],
+      [
+        { recipients: ['owner@example.com', 'cfo@mail.blocked.example'] },
+        'recipients[1] is in a blocked domain: emails to this domain are not allowed',
+      ],
+      [
+        { ccs: ['cfo@BLOCKED.example'] },
+        'ccs[0] is in a blocked domain: emails to this domain are not allowed',
+      ],
+      [
+        {
+          recipients: Array.from({ length: 30 }, (_, i) => `r${i}@example.com`),
+          ccs: Array.from({ length: 21 }, (_, i) => `c${i}@example.com`),
+        },
+        'recipients and ccs must contain at most 50 addresses together',
+      ],
+    ];
+    for (const [patch, error] of cases) {
+      const res = await h.trigger('send-email-received-ein', { ...ein(), ...patch });
+      assert.deepEqual(
+        [res.status, res.body],
+        [400, { success: false, error }],
+        JSON.stringify(patch).slice(0, 80),
+      );
+    }
+  });
+
   it('answers 400 listing the accepted values for an unknown emailAction', async () => {
     const res = await h.trigger('send-email-received-ein', { ...ein(), emailAction: 'ein-exploded' });
     assert.equal(res.status, 400);

@@ -94,7 +94,9 @@ export const triggerRoute = defineRoute({
     const caller = authenticatedCompany(ctx.state.principal);
     let input: Record<string, unknown>;
     try {
-      input = validateWorkflowInput(def, ctx.request.body, caller);
+      input = validateWorkflowInput(def, ctx.request.body, caller, {
+        blockedDomains: config.blockedEmailDomains,
+      });
     } catch (err) {
       count('invalid');
       throw err;
