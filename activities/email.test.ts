@@ -62,6 +62,29 @@ describe('email activities', () => {
     });
   });
 
+  it('deliverWelcomeEmail folds a stored name’s control characters and line breaks, so the send stays valid', async () => {
+    const { email, calls } = fakeEmail();
+    const acts = createEmailActivities({ email, config });
+    await new MockActivityEnvironment(undefined, { logger: quietSdkLogger() }).run(acts.deliverWelcomeEmail, {
+      idempotencyKey: 'wf-4:welcome-email',
+      userId: 'u4',
+      email: 'ada@example.com',
+      name: ' Ada\u0000\r\nBcc: x@example.com\t ',
+      caller: {},
+    });
+    const { body } = calls[0]!;
+    assert.equal(body['subject'], 'Welcome to Mailroom, Ada Bcc: x@example.com');
+    assert.deepEqual(body['to'], { email: 'ada@example.com', name: 'Ada Bcc: x@example.com' });
+    const long = await new MockActivityEnvironment(undefined, { logger: quietSdkLogger() }).run(
+      acts.deliverWelcomeEmail,
+      { idempotencyKey: 'k', userId: 'u', email: 'a@example.com', name: `${'N'.repeat(300)}`, caller: {} },
+    );
+    assert.ok(long);
+    const [, second] = calls;
+    assert.equal((second!.body['to'] as { name: string }).name.length, 200);
+    assert.ok(String(second!.body['subject']).length <= 200);
+  });
+
   it('deliverEinEmail picks the template from emailAction and sends as the input identity', async () => {
     const { email, calls } = fakeEmail();
     const acts = createEmailActivities({ email, config });

@@ -41,13 +41,26 @@ export interface SentEmail {
 export const HEARTBEAT_INTERVAL_MS = 2_000;
 
 /**
- * The `welcome` template's default subject for this user. The stored name is
- * folded onto one line and clipped, so an odd name cannot push the subject
- * past the 200-character limit and make the send invalid.
+ * The stored user name as the welcome email's headers may carry it (the
+ * display name, and the subject through the template's default subject):
+ * runs of whitespace and control characters become one space, and it is
+ * clipped to a display name's 200 characters, so an odd name in the `users`
+ * collection cannot make the send invalid and fail the run. A name of
+ * nothing else is no name.
+ */
+function oneLineName(name: string | null): string | null {
+  // eslint-disable-next-line no-control-regex -- folding control characters is the point
+  const clean = (name ?? '').replace(/[\s\u0000-\u0008\u000e-\u001f\u007f]+/g, ' ').trim();
+  return clean ? clean.slice(0, 200).trim() : null;
+}
+
+/**
+ * The `welcome` template's default subject for this user, the name clipped
+ * so it cannot push the subject past the 200-character limit.
  */
 function welcomeSubject(name: string | null, data: TemplateData<typeof templates.welcome>): string {
-  const clean = (name ?? '').replace(/\s+/g, ' ').trim().slice(0, 150);
-  return clean ? subjectOf(templates.welcome, { ...data, USER_NAME: clean }) : 'Welcome to Mailroom';
+  const clipped = name?.slice(0, 150).trim();
+  return clipped ? subjectOf(templates.welcome, { ...data, USER_NAME: clipped }) : 'Welcome to Mailroom';
 }
 
 /** A send body for a template code sends, its data typed by the template's own variables. */
@@ -82,14 +95,15 @@ export function createEmailActivities({ email, config }: { email: EmailService; 
 
   return {
     async deliverWelcomeEmail(req: WelcomeEmailRequest): Promise<SentEmail> {
+      const name = oneLineName(req.name);
       const data: TemplateData<typeof templates.welcome> = {
-        USER_NAME: req.name ?? req.email,
+        USER_NAME: name ?? req.email,
         LOGIN_URL: config.loginUrl,
         SUPPORT_EMAIL: config.supportEmail,
       };
       const body = templateSend(templates.welcome, data, {
-        to: req.name ? { email: req.email, name: req.name } : req.email,
-        subject: welcomeSubject(req.name, data),
+        to: name ? { email: req.email, name } : req.email,
+        subject: welcomeSubject(name, data),
         resource_type_ref: 'user',
         resource_id_ref: req.userId,
       });

@@ -26,9 +26,10 @@ import { canonicalLinks, missingVariables } from './template-variables.ts';
  * MailroomError('validation') with the interface's message. Checks run in a fixed
  * precedence so a body with several problems always gets the same answer:
  * shape of the body → recipient → subject → template_id → field types and
- * unknown fields → subject length/line breaks → template exists → addresses →
- * blocked domains → recipient count → attachments → template variables →
- * link variables (every caller: templates/links.ts).
+ * unknown fields → subject length/line breaks/control characters → tags'
+ * control characters → template exists → addresses → blocked domains →
+ * recipient count → attachments → template variables → link variables
+ * (every caller: templates/links.ts).
  */
 
 export interface AttachmentInput {
@@ -122,6 +123,10 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
 
   if (body.subject.length > SUBJECT_MAX_LENGTH) throw fail(msg.SUBJECT_TOO_LONG);
   if (/[\r\n]/.test(body.subject)) throw fail(msg.SUBJECT_LINE_BREAK);
+  // Header-bound: the subject and the tags (SendGrid categories) reach the
+  // message's headers; names, addresses and attachment fields are checked below.
+  if (hasControlCharacters(body.subject)) throw fail(msg.SUBJECT_CONTROL_CHARACTERS);
+  if (body.tags?.some(hasControlCharacters)) throw fail(msg.TAG_CONTROL_CHARACTERS);
   if (!getTemplate(body.template_id)) throw fail(msg.TEMPLATE_NOT_FOUND);
 
   const lists = { to: toAddressList(body.to), cc: toAddressList(body.cc), bcc: toAddressList(body.bcc) };

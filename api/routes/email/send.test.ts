@@ -299,6 +299,43 @@ describe('POST /api/email/send', () => {
         'email subject must not contain line breaks.',
       ],
       [
+        'NUL in subject',
+        invoiceBody({ subject: 'Invoice\u0000 ready' }),
+        'email subject must not contain control characters.',
+      ],
+      [
+        'escape character in subject',
+        invoiceBody({ subject: 'Invoice \u001b[31m' }),
+        'email subject must not contain control characters.',
+      ],
+      [
+        'control character in a tag (a SendGrid category)',
+        invoiceBody({ tags: ['billing', 'q\u0000'] }),
+        'tags must not contain control characters.',
+      ],
+      [
+        'NUL in a display name',
+        invoiceBody({ to: { email: 'a@example.com', name: 'A\u0000' } }),
+        'invalid email address provided.',
+      ],
+      [
+        'NUL in reply_to',
+        invoiceBody({ reply_to: 'Desk\u0000 <desk@example.com>' }),
+        'invalid email address provided.',
+      ],
+      [
+        'CR/LF in an attachment filename',
+        invoiceBody({ attachments: [{ filename: 'a.txt\r\nX-Evil: 1', content: 'aGk=' }] }),
+        'attachments[0] filename and contentType must not contain control characters.',
+      ],
+      [
+        'NUL in an attachment contentType',
+        invoiceBody({
+          attachments: [{ filename: 'a.txt', contentType: 'text/plain\u0000', content: 'aGk=' }],
+        }),
+        'attachments[0] filename and contentType must not contain control characters.',
+      ],
+      [
         'subject over 200',
         invoiceBody({ subject: 'x'.repeat(201) }),
         'email subject exceeds maximum length of 200 characters.',
