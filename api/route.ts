@@ -1,6 +1,6 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { authenticate, type RouteAuth } from './middleware/authenticate.ts';
-import { jsonBody } from './middleware/json-body.ts';
+import { jsonBody, type BodyLimits } from './middleware/json-body.ts';
 import type { AppContext, AppDeps, AppMiddleware, AppRouter } from './types.ts';
 
 /**
@@ -23,8 +23,12 @@ export interface RouteSpec {
    * Absent: a public route (tracking, the provider webhook, health, docs).
    */
   auth?: RouteAuth;
-  /** A JSON body of this shape, parsed up to `limit` bytes (larger → 413). */
-  body?: { schema: TSchema; limit: string };
+  /**
+   * A JSON body of this shape, read up to `limit` bytes after decoding
+   * (larger → 413; an unauthenticated caller's limit is smaller) with bounded
+   * nesting and value count (api/middleware/json-body.ts).
+   */
+  body?: { schema: TSchema } & BodyLimits;
   query?: TObject;
   params?: TObject;
   /** Every answer the route gives, by HTTP status. */
@@ -48,7 +52,7 @@ export const failure = (description: string) => ({ description, schema: ErrorRes
 function middlewareOf(spec: RouteSpec, deps: AppDeps): AppMiddleware[] {
   const chain: AppMiddleware[] = [];
   if (spec.auth) chain.push(authenticate(spec.auth, deps) as AppMiddleware);
-  if (spec.body) chain.push(...(jsonBody(spec.body.limit) as AppMiddleware[]));
+  if (spec.body) chain.push(...(jsonBody(spec.body) as AppMiddleware[]));
   return chain;
 }
 

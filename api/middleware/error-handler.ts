@@ -44,8 +44,33 @@ export function errorHandler(logger: Logger) {
       if (isMailroomError(err) && err.retryAfterSeconds !== undefined)
         ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))));
       ctx.body = { success: false, error: message };
+      if (!ctx.req.complete) closeAfterLingering(ctx);
     }
   };
+}
+
+/**
+ * How long a client answered before its body was all read (401 before
+ * reading, 413 at a limit) may go on sending it, to be discarded unread, before
+ * the connection is closed.
+ */
+export const LINGER_MS = 2000;
+
+/**
+ * Closing at once would lose the answer: the client is still sending, and a
+ * close with its bytes unread resets the connection, which discards the answer
+ * on the client's side before it is read. So the rest of the body is
+ * discarded (never decoded or parsed) for LINGER_MS after the answer, then
+ * the connection is closed, so an endless upload ends there.
+ */
+function closeAfterLingering(ctx: Context): void {
+  const { req, res } = ctx;
+  res.once('finish', () => {
+    req.resume();
+    setTimeout(() => {
+      if (!req.complete) req.socket.destroy();
+    }, LINGER_MS).unref();
+  });
 }
 
 /**

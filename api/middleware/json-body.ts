@@ -1,29 +1,89 @@
 import bodyParser from 'koa-bodyparser';
 import type { Middleware } from 'koa';
 import { HttpError } from '../http-error.ts';
+import type { AppState } from '../types.ts';
+import { boundedBody, type BodyBounds } from './body-stream.ts';
+import { MAX_JSON_DEPTH, MAX_JSON_VALUES } from './json-shape.ts';
 
 export const UNSUPPORTED_MEDIA_TYPE = 'unsupported content type. use application/json.';
 
 /**
- * A route's JSON body, parsed up to `limit` (over it → 413). Other content
- * types are refused with 415: the parser would leave them unparsed, which
- * would surface as a confusing validation error. A request without a body
- * falls through to the route's validation.
- *
- * Per route, not global: each route takes exactly the body it can use.
+ * The most a caller who has not proven who they are may send on a route that
+ * admits them (send: the signup templates need a few KB), whatever the
+ * route's own limit. Such a body is never read, nor decompressed, past it.
  */
-export function jsonBody(limit: string): Middleware[] {
-  const parse = bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: limit,
-    strict: true,
-    onerror: (err) => {
-      throw err;
-    },
-  });
-  const requireJson: Middleware = async (ctx, next) => {
+export const ANONYMOUS_BODY_LIMIT = '64kb';
+
+/** What a route declares about its body (RouteSpec `body`). */
+export interface BodyLimits {
+  /** Largest body, decoded: `16kb`, `45mb` (1024-based, as koa-bodyparser reads it). */
+  limit: string;
+  /**
+   * The body is signed by its sender over its exact bytes (SendGrid's
+   * webhook): the handler gets the text unparsed (`ctx.request.rawBody`) and
+   * parses it only once the signature holds, so an unsigned body costs no
+   * parse. Its nesting is bounded while it is read; its value count is not
+   * (SendGrid's batches are large, and only a verified one is parsed). Not
+   * decompressed: the sender never compresses, and nobody unproven gets a
+   * body inflated.
+   */
+  signed?: boolean;
+}
+
+/** `16kb` → 16384. */
+export function bytesOf(limit: string): number {
+  const match = /^(\d+)(kb|mb)$/i.exec(limit);
+  if (!match) throw new Error(`body limit must be <n>kb or <n>mb: ${limit}`);
+  return Number(match[1]) * (match[2]!.toLowerCase() === 'kb' ? 1024 : 1024 * 1024);
+}
+
+/**
+ * A route's JSON body, read after the caller was authenticated: up to the
+ * route's limit for a proven caller, ANONYMOUS_BODY_LIMIT for anyone else;
+ * decoded (gzip, deflate, br) and shape-checked while it streams in
+ * (body-stream.ts, json-shape.ts), then parsed by koa-bodyparser. Other
+ * content types are refused with 415: the parser would leave them unparsed,
+ * which would surface as a confusing validation error. A request without a
+ * body falls through to the route's validation.
+ */
+export function jsonBody(body: BodyLimits): Middleware<AppState>[] {
+  const routeLimit = bytesOf(body.limit);
+  const anonymousLimit = Math.min(routeLimit, bytesOf(ANONYMOUS_BODY_LIMIT));
+  const onerror = (err: Error) => {
+    throw err;
+  };
+  const parse = body.signed
+    ? bodyParser({
+        enableTypes: ['text'],
+        extendTypes: { text: ['application/json'] },
+        textLimit: body.limit,
+        onerror,
+      })
+    : bodyParser({ enableTypes: ['json'], jsonLimit: body.limit, strict: true, onerror });
+
+  const requireJson: Middleware<AppState> = async (ctx, next) => {
     if (ctx.request.is('json') === false) throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);
     await next();
   };
-  return [requireJson, parse];
+  const read: Middleware<AppState> = async (ctx, next) => {
+    // Public routes have no principal: their own (small, or signed) limit holds.
+    const anonymous = (ctx.state.principal as AppState['principal'] | undefined)?.authenticated === false;
+    const bounds: BodyBounds = {
+      limit: anonymous ? anonymousLimit : routeLimit,
+      maxDepth: MAX_JSON_DEPTH,
+      maxValues: body.signed ? Infinity : MAX_JSON_VALUES,
+      compressed: !body.signed,
+    };
+    // koa-bodyparser (co-body) reads `ctx.req`: for the parse, that is the
+    // bounded, decoded stream in front of the request.
+    const request = ctx.req;
+    ctx.req = boundedBody(request, bounds) as unknown as typeof ctx.req;
+    try {
+      await parse(ctx, async () => undefined);
+    } finally {
+      ctx.req = request;
+    }
+    await next();
+  };
+  return [requireJson, read];
 }

@@ -12,7 +12,9 @@ import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../core/email/webhook.ts'
 import type { WorkflowDefinition } from '../../core/workflows/definition.ts';
 import { BODY_TOO_LARGE, INTERNAL_ERROR, MALFORMED_JSON } from '../middleware/error-handler.ts';
 import { IDENTITY_HEADERS } from '../middleware/authenticate.ts';
-import { UNSUPPORTED_MEDIA_TYPE } from '../middleware/json-body.ts';
+import { MALFORMED_COMPRESSED_BODY, UNSUPPORTED_ENCODING } from '../middleware/body-stream.ts';
+import { ANONYMOUS_BODY_LIMIT, UNSUPPORTED_MEDIA_TYPE } from '../middleware/json-body.ts';
+import { MAX_JSON_DEPTH, MAX_JSON_VALUES, jsonTooDeep, jsonTooManyValues } from '../middleware/json-shape.ts';
 import { ErrorResponseSchema, type RouteSpec } from '../route.ts';
 import { CancelResponseSchema, RunResponseSchema, TriggerResponseSchema } from '../routes/workflow/schema.ts';
 
@@ -266,9 +268,16 @@ function responses(
       : { description, schema: ErrorResponseSchema };
   };
   if (spec.body) {
-    addFailure(400, `\`${MALFORMED_JSON}\` when the body is not JSON.`);
-    addFailure(413, `\`${BODY_TOO_LARGE}\` (over ${spec.body.limit.toUpperCase()}).`);
-    addFailure(415, `\`${UNSUPPORTED_MEDIA_TYPE}\``);
+    addFailure(
+      400,
+      `\`${MALFORMED_JSON}\` when the body is not JSON; \`${jsonTooDeep(MAX_JSON_DEPTH)}\`; ` +
+        `\`${jsonTooManyValues(MAX_JSON_VALUES)}\`; \`${MALFORMED_COMPRESSED_BODY}\``,
+    );
+    const anonymous = spec.auth?.anonymous
+      ? `; ${ANONYMOUS_BODY_LIMIT.toUpperCase()} without an API key`
+      : '';
+    addFailure(413, `\`${BODY_TOO_LARGE}\` (over ${spec.body.limit.toUpperCase()} decoded${anonymous}).`);
+    addFailure(415, `\`${UNSUPPORTED_MEDIA_TYPE}\`; \`${UNSUPPORTED_ENCODING}\``);
   }
   if (!isPublic) addFailure(401, 'Missing or invalid API key.');
   if (!all[500]) addFailure(500, `\`${INTERNAL_ERROR}\`: an unexpected failure (logged).`);

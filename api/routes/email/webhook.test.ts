@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { statusOf, type EmailRecord } from '../../../core/email/record.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 
@@ -183,6 +184,48 @@ describe('POST /api/email/webhooks/sendgrid', () => {
     });
     assert.equal(res.status, 400);
     assert.deepEqual(res.body, { success: false, error: 'webhook body must be a JSON array of events.' });
+  });
+
+  it('checks the signature before parsing: an unsigned body is 401 whatever it holds, a signed malformed one 400', async () => {
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    for (const body of ['[{"event": "delivered"', '[[[[', '{"a":']) {
+      const unsigned = await app.post('/api/email/webhooks/sendgrid', body, {
+        'content-type': 'application/json',
+        [SIGNATURE]: signPayload(privateKey, timestamp, '[]'),
+        [TIMESTAMP]: timestamp,
+      });
+      assert.equal(unsigned.status, 401, body);
+      const signed = await app.post('/api/email/webhooks/sendgrid', body, {
+        'content-type': 'application/json',
+        [SIGNATURE]: signPayload(privateKey, timestamp, body),
+        [TIMESTAMP]: timestamp,
+      });
+      assert.equal(signed.status, 400, body);
+      assert.deepEqual(signed.body, {
+        success: false,
+        error: 'webhook body must be a JSON array of events.',
+      });
+    }
+  });
+
+  it('5 MB of nested brackets: 400 at the 33rd level, before any signature or parse', async () => {
+    const res = await app.post('/api/email/webhooks/sendgrid', '['.repeat(5_000_000), {
+      'content-type': 'application/json',
+    });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, {
+      success: false,
+      error: 'request body nested too deeply. maximum depth is 32.',
+    });
+  });
+
+  it('a compressed body is refused with 415 (SendGrid never compresses; nobody unproven gets a body inflated)', async () => {
+    const res = await fetch(`${app.url}/api/email/webhooks/sendgrid`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync('[]'),
+    });
+    assert.equal(res.status, 415);
   });
 });
 

@@ -4,7 +4,9 @@ import { defineRoute, failure } from '../../route.ts';
 
 /**
  * POST /api/email/webhooks/sendgrid: SendGrid's Event Webhook. The signature
- * covers the exact bytes sent, so the core gets the raw body, not the parsed one.
+ * covers the exact bytes sent, so the core gets the raw body, and parses it
+ * only after checking the signature (`signed`): an unsigned caller costs a
+ * read, never a parse.
  */
 /** SendGrid posts batches of up to about a thousand events (well under 1 MB); 5 MB leaves room. */
 export const WEBHOOK_BODY_LIMIT = '5mb';
@@ -15,7 +17,11 @@ export const webhookRoute = defineRoute({
   operationId: 'sendgridEventWebhook',
   summary: "SendGrid's Event Webhook",
   tag: 'email',
-  body: { schema: Type.Array(Type.Object({}, { additionalProperties: true })), limit: WEBHOOK_BODY_LIMIT },
+  body: {
+    schema: Type.Array(Type.Object({}, { additionalProperties: true })),
+    limit: WEBHOOK_BODY_LIMIT,
+    signed: true,
+  },
   responses: {
     200: { description: 'Events applied (unknown ones ignored).', schema: OkResponseSchema },
     400: failure('Not a JSON array of events.'),

@@ -1,0 +1,106 @@
+import type { IncomingMessage } from 'node:http';
+import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
+import { createBrotliDecompress, createUnzip } from 'node:zlib';
+import { HttpError } from '../http-error.ts';
+import { BODY_TOO_LARGE } from './error-handler.ts';
+import { JsonShapeError, JsonShapeScanner } from './json-shape.ts';
+
+export const UNSUPPORTED_ENCODING = 'unsupported content encoding. use gzip, deflate, br or none.';
+export const MALFORMED_COMPRESSED_BODY = 'malformed compressed body.';
+export const REQUEST_ABORTED = 'request aborted.';
+
+/** What a route lets a body be: its size after decoding, its JSON shape, and its codings. */
+export interface BodyBounds {
+  /** Bytes, counted after decompression (and before it: a coding cannot hide a large upload). */
+  limit: number;
+  maxDepth: number;
+  maxValues: number;
+  /** Content-Encoding accepted besides `identity`. */
+  compressed: boolean;
+}
+
+type Decoder = () => Transform;
+const DECODERS: Record<string, Decoder | undefined> = {
+  // createUnzip reads a gzip or a zlib header: "deflate" is sent both ways in the wild.
+  gzip: createUnzip,
+  'x-gzip': createUnzip,
+  deflate: createUnzip,
+  br: createBrotliDecompress,
+};
+
+/**
+ * The request's body as the parser should read it: decoded from its
+ * Content-Encoding, counted, and its JSON shape checked chunk by chunk as it
+ * arrives, so a bound is found as soon as it is crossed and reading stops
+ * there. Nothing is buffered here; decompression runs on libuv's thread pool
+ * in 16 KB steps.
+ *
+ * Refused before a byte is read: a coding other than gzip, deflate, br
+ * (415), or a Content-Length over the limit (413). While reading: more bytes
+ * than the limit, before or after decoding (413); a shape bound (400); a
+ * coding that does not decode (400). The request itself is never destroyed,
+ * only detached, so the answer still reaches the client; what it still sends
+ * is discarded unread until the error handler closes the connection.
+ *
+ * The stream carries the `headers` the body parser (co-body) looks at,
+ * describing what it yields: decoded, length unknown.
+ */
+export function boundedBody(req: IncomingMessage, bounds: BodyBounds): Readable & { headers: object } {
+  const coding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const decoder = coding === 'identity' || coding === '' ? undefined : DECODERS[coding];
+  if (coding !== 'identity' && coding !== '' && (!decoder || !bounds.compressed))
+    throw new HttpError(415, UNSUPPORTED_ENCODING);
+  const declared = Number(req.headers['content-length']);
+  if (declared > bounds.limit) throw new HttpError(413, BODY_TOO_LARGE);
+
+  const scanner = new JsonShapeScanner(bounds.maxDepth, bounds.maxValues);
+  const checked = new ByteGuard(bounds.limit, (chunk) => scanner.write(chunk));
+  let out: Readable;
+  let first: Transform;
+  if (decoder) {
+    const inflate = decoder();
+    // Listening before pipeline() does: the parser sees this error, not zlib's (a 400, not a 500).
+    inflate.once('error', () => checked.destroy(new HttpError(400, MALFORMED_COMPRESSED_BODY)));
+    first = new ByteGuard(bounds.limit);
+    out = pipeline(first, inflate, checked, () => undefined);
+  } else {
+    first = checked;
+    out = checked;
+  }
+  // The request is piped, never part of the pipeline: an error detaches it
+  // (pipe unpipes from a closed destination) without destroying the socket.
+  req.pipe(first);
+  const aborted = () => {
+    if (!req.complete) first.destroy(new HttpError(400, REQUEST_ABORTED));
+  };
+  req.once('close', aborted);
+  out.once('close', () => req.off('close', aborted));
+  // Refused midway: the rest is discarded, not read into anything.
+  first.once('close', () => req.unpipe(first).resume());
+  return Object.assign(out, {
+    headers: { ...req.headers, 'content-encoding': 'identity', 'content-length': undefined },
+  });
+}
+
+/** Passes bytes through up to `limit` (more → 413), showing each chunk to `inspect` first. */
+class ByteGuard extends Transform {
+  private seen = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly inspect?: (chunk: Buffer) => void,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.limit) return done(new HttpError(413, BODY_TOO_LARGE));
+    try {
+      this.inspect?.(chunk);
+    } catch (err) {
+      return done(err instanceof JsonShapeError ? new HttpError(400, err.message) : (err as Error));
+    }
+    done(null, chunk);
+  }
+}
