@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   connection = Connection.lazy({ address: config.temporal.address });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
 
-  email = createEmailService({ db: database.db, config, logger });
+  email = createEmailService({ db: database.db, config, logger, warmRenderThreads: true });
   await email.ensureIndexes();
 
   const keys = keyStore(database.db, logger);

@@ -16,10 +16,11 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import Handlebars from 'handlebars';
-import { convert } from 'html-to-text';
 import type { TemplateData, TemplateDefinition } from './define.ts';
+import { renderCustom } from './custom.ts';
 import { CUSTOM_TEMPLATE_ID, TEMPLATES, getTemplate } from './index.ts';
 import { checkLink } from './links.ts';
+import { escapeAttribute, trackingPixelTag } from './markup.ts';
 
 export interface RenderInput {
   templateId: string;
@@ -50,16 +51,6 @@ export function safeHttpUrl(value: unknown): string {
   return 'href' in link ? link.href : '#';
 }
 
-/** Minimal escaping for a double-quoted attribute; keeps `=` readable (Handlebars would write `&#x3D;`). */
-function escapeAttribute(value: string): string {
-  return value
-    .replace(/&/g, '&amp;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;');
-}
-
 /** `local@domain.tld` without characters that could break out of a mailto: link. Linear. */
 const MAILBOX_PART = /^[^\s@"<>()[\]\\,;:]+$/;
 function isSimpleEmail(value: string): boolean {
@@ -73,11 +64,6 @@ function isSimpleEmail(value: string): boolean {
     dot > 0 &&
     dot < domain.length - 1
   );
-}
-
-/** The exact pixel tag the interface shows: 1×1, empty alt text. */
-function trackingPixelTag(url: string): string {
-  return `<img src="${escapeAttribute(url)}" width="1" height="1" alt="">`;
 }
 
 // ---------------------------------------------------------------- Handlebars environments
@@ -203,71 +189,4 @@ function trimTrailingBlanks(line: string): string {
   let end = line.length;
   while (end > 0 && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
   return end === line.length ? line : line.slice(0, end);
-}
-
-/** Where the last `</tag>` (any case, blanks before `>`) starts; -1 when there is none. Linear. */
-function lastClosingTag(html: string, tag: string): number {
-  const lower = html.toLowerCase();
-  const opening = `</${tag}`;
-  for (let at = lower.lastIndexOf(opening); at >= 0; at = lower.lastIndexOf(opening, at - 1)) {
-    let i = at + opening.length;
-    while (i < lower.length && /\s/.test(lower[i]!)) i++;
-    if (lower[i] === '>') return at;
-    if (at === 0) break;
-  }
-  return -1;
-}
-
-/**
- * html-to-text recurses per nesting level: 5,000 nested elements overflowed
- * the stack. Deeper content is cut from the text part (the HTML part is sent
- * as given).
- */
-const TEXT_PART_MAX_DEPTH = 200;
-
-/**
- * The caller's HTML as given (their markup, so not escaped), with the pixel
- * placed before the last </body> — or, for a fragment, wrapped in a minimal
- * document so every message is a complete HTML document.
- */
-function renderCustom(
-  htmlBody: string,
-  subject: string,
-  pixelUrl: string | undefined,
-): { html: string; text: string } {
-  const pixel = pixelUrl === undefined ? '' : trackingPixelTag(pixelUrl);
-  let html: string;
-  if (/<html[\s>]/i.test(htmlBody)) {
-    const bodyEnd = lastClosingTag(htmlBody, 'body');
-    const htmlEnd = lastClosingTag(htmlBody, 'html');
-    const at = bodyEnd >= 0 ? bodyEnd : htmlEnd;
-    if (pixel === '') html = htmlBody;
-    else
-      html = at >= 0 ? `${htmlBody.slice(0, at)}${pixel}\n${htmlBody.slice(at)}` : `${htmlBody}\n${pixel}\n`;
-  } else {
-    html = [
-      '<!DOCTYPE html>',
-      '<html lang="en">',
-      '<head>',
-      '<meta charset="utf-8">',
-      '<meta name="viewport" content="width=device-width, initial-scale=1">',
-      `<title>${Handlebars.escapeExpression(subject)}</title>`,
-      '</head>',
-      '<body>',
-      htmlBody,
-      ...(pixel === '' ? [] : [pixel]),
-      '</body>',
-      '</html>',
-      '',
-    ].join('\n');
-  }
-  const text = convert(htmlBody, {
-    wordwrap: false,
-    limits: { maxDepth: TEXT_PART_MAX_DEPTH },
-    selectors: [
-      { selector: 'img', format: 'skip' },
-      { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
-    ],
-  });
-  return { html, text: `${text.trim()}\n` };
 }

@@ -1,5 +1,6 @@
 import { clickTokens, type ClickTarget } from './click-token.ts';
 import { rewriteLinks } from './link-rewriter.ts';
+import { unpackLinks, type PackedLinks } from './link-scan.ts';
 
 /**
  * Click tracking (docs/click-tracking.md): at send time every absolute
@@ -19,8 +20,11 @@ import { rewriteLinks } from './link-rewriter.ts';
 export const CLICK_PATH = '/api/email/click/';
 
 export interface ClickTracking {
-  /** The HTML with its http(s) links rewritten to click-tracking URLs of `emailId`. */
-  trackLinks(html: string, emailId: string): Promise<string>;
+  /**
+   * The HTML with its http(s) links rewritten to click-tracking URLs of
+   * `emailId`; `links`: the links of `html`, when already found.
+   */
+  trackLinks(html: string, emailId: string, links?: PackedLinks): Promise<string>;
   /** What a click token stands for, expired or not; undefined when Mailroom did not sign it (never redirect then). */
   verify(token: unknown): ClickTarget | undefined;
 }
@@ -34,12 +38,16 @@ export function clickTracking(options: {
   const tokens = clickTokens(options.secret, options.lifetimeMs ? { lifetimeMs: options.lifetimeMs } : {});
   const prefix = `${options.publicBaseUrl}${CLICK_PATH}`;
   return {
-    trackLinks(html, emailId) {
-      return rewriteLinks(html, (href) => {
-        if (href.trim().startsWith(prefix)) return undefined;
-        const token = tokens.sign(emailId, href);
-        return token === undefined ? undefined : `${prefix}${token}`;
-      });
+    trackLinks(html, emailId, links) {
+      return rewriteLinks(
+        html,
+        (href) => {
+          if (href.trim().startsWith(prefix)) return undefined;
+          const token = tokens.sign(emailId, href);
+          return token === undefined ? undefined : `${prefix}${token}`;
+        },
+        links && unpackLinks(links),
+      );
     },
     verify: (token) => tokens.verify(token),
   };

@@ -34,3 +34,42 @@ export const asciiLower = (name: string): string => name.replace(/[A-Z]+/g, (s) 
 
 /** SendGrid's per-link opt-out: `<a clicktracking="off">`. */
 export const isOptOut = (value: string): boolean => value.trim().toLowerCase() === 'off';
+
+/**
+ * Links as a render thread hands them over: offsets in typed arrays and the
+ * hrefs in one string, which cross between threads as a few blocks of memory
+ * (80,000 link objects took the receiving event loop ≈ 40 ms to rebuild).
+ */
+export interface PackedLinks {
+  starts: Int32Array;
+  ends: Int32Array;
+  /** Where each href ends in `hrefs` (each starts where the previous one ended). */
+  hrefEnds: Int32Array;
+  hrefs: string;
+}
+
+export function packLinks(links: readonly HrefSpan[]): PackedLinks {
+  const packed = {
+    starts: new Int32Array(links.length),
+    ends: new Int32Array(links.length),
+    hrefEnds: new Int32Array(links.length),
+    hrefs: '',
+  };
+  let length = 0;
+  links.forEach((link, i) => {
+    packed.starts[i] = link.start;
+    packed.ends[i] = link.end;
+    packed.hrefEnds[i] = length += link.href.length;
+  });
+  packed.hrefs = links.map((link) => link.href).join('');
+  return packed;
+}
+
+export function* unpackLinks(packed: PackedLinks): Generator<HrefSpan> {
+  let from = 0;
+  for (let i = 0; i < packed.starts.length; i++) {
+    const to = packed.hrefEnds[i]!;
+    yield { start: packed.starts[i]!, end: packed.ends[i]!, href: packed.hrefs.slice(from, to) };
+    from = to;
+  }
+}

@@ -28,6 +28,8 @@ export const missingRequiredFields = (names: readonly string[]): string =>
 
 // --- Conditions the interface leaves open --------------------------------------
 export const EMAIL_NOT_FOUND = 'email not found.';
+/** The caller's HTML took a render thread past its time budget (core/email/html-render-pool.ts). */
+export const HTML_TOO_COMPLEX = 'html_body is too complex.';
 
 export const attachmentControlCharacters = (index: number) =>
   `attachments[${index}] filename and contentType must not contain control characters.`;

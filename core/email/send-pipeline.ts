@@ -18,6 +18,7 @@ import {
 import type { MailProvider, OutgoingAttachment } from './provider.ts';
 import type { Address } from './addresses.ts';
 import type { ClickTracking } from './click-tracking.ts';
+import type { HtmlRenderPool, RenderedHtml } from './html-render-pool.ts';
 import { STATUS_RANK, isHandedOver, type EmailRecord } from './record.ts';
 import type { RecordStore } from './record-store.ts';
 import type { SendResult, SkippedRecipient } from './schema.ts';
@@ -63,6 +64,8 @@ export interface SendPipelineDeps {
   publicBaseUrl: string;
   /** Rewrites the HTML's links to signed click redirects (unless the send says `track_clicks: false`). */
   clicks: ClickTracking;
+  /** Renders the caller's HTML (the custom template) off the event loop, within a time budget. */
+  customHtml: HtmlRenderPool;
   logger: Logger;
 }
 
@@ -289,20 +292,37 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     claimed: { record: EmailRecord; isNew: boolean },
     checking: ReturnType<typeof leaveOutSuppressed>,
   ) {
-    let rendered = renderEmail({
-      templateId: requested.templateId,
-      data: requested.templateData,
-      subject: requested.subject,
-      trackingPixelUrl: requested.trackOpens ? pixelUrl(claimed.record.view_key) : undefined,
-      htmlBody: requested.templateId === CUSTOM_TEMPLATE_ID ? requested.htmlBody : undefined,
-    });
+    const rendered = await render(requested, claimed.record.view_key);
     if (requested.trackClicks)
-      rendered = { ...rendered, html: await deps.clicks.trackLinks(rendered.html, claimed.record.email_id) };
+      rendered.html = await deps.clicks.trackLinks(rendered.html, claimed.record.email_id, rendered.links);
     const { skipped, kept: input } = await checking;
     if (input.to.length === 0) return refuseSuppressed(claimed, skipped, input);
     // The record lists whom the message went to, and whom it left out.
     const narrowed = skipped.length ? { ...recipientFields(input), suppressed: skipped } : undefined;
     return { rendered, input, skipped, narrowed, record: { ...claimed.record, ...narrowed } };
+  }
+
+  /**
+   * The message's HTML and text. A template is rendered here (its markup is
+   * ours, its variables escaped); the caller's own HTML in a render thread,
+   * which also finds its links when clicks are tracked.
+   */
+  async function render(input: NormalizedSend, viewKey: string): Promise<RenderedHtml> {
+    const trackingPixelUrl = input.trackOpens ? pixelUrl(viewKey) : undefined;
+    if (input.templateId !== CUSTOM_TEMPLATE_ID)
+      return renderEmail({
+        templateId: input.templateId,
+        data: input.templateData,
+        subject: input.subject,
+        trackingPixelUrl,
+      });
+    if (input.htmlBody === undefined) throw new Error('html_body is required for the custom template');
+    return deps.customHtml.render({
+      htmlBody: input.htmlBody,
+      subject: input.subject,
+      trackingPixelUrl,
+      findLinks: input.trackClicks,
+    });
   }
 
   /** The company's suppressed recipients, left out of `input` (sends without a company have no list). */
