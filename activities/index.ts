@@ -22,5 +22,4 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export type { UserSummary } from './users.ts';
 export type { SentEmail, WelcomeEmailRequest, EinEmailRequest } from './email.ts';

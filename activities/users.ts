@@ -19,7 +19,7 @@ export interface UserDocument {
   company_id?: string | null;
   welcomeEmailSent?: boolean;
   welcomeEmailSentAt?: Date;
-  /** The run that reserved the welcome email (see claimWelcomeEmail); unset once sent or released. */
+  /** The run that reserved the welcome email (see claimUserWelcomeEmail); unset once sent or released. */
   welcomeEmailRunId?: string;
   welcomeEmailClaimedAt?: Date;
   /**
@@ -31,33 +31,19 @@ export interface UserDocument {
   welcomeEmailKey?: string;
 }
 
-export type WelcomeEmailClaimStatus = 'claimed' | 'already-sent' | 'in-progress';
-
-/** A claim, with the key to send the welcome email under when it is ours. */
-export type WelcomeEmailClaim =
-  { claim: 'claimed'; idempotencyKey: string } | { claim: Exclude<WelcomeEmailClaimStatus, 'claimed'> };
-
 /**
- * The user read and the claim in one step (claimUserWelcomeEmail): a claim
- * that is ours carries what the send needs of the user too.
+ * The claim of the welcome email (claimUserWelcomeEmail): when it is ours, it
+ * carries the key to send under and what the send needs of the user.
  */
 export type UserWelcomeEmailClaim =
   | { claim: 'claimed'; idempotencyKey: string; email: string; name: string | null }
-  | { claim: Exclude<WelcomeEmailClaimStatus, 'claimed'> };
+  | { claim: 'already-sent' | 'in-progress' };
 
 /**
  * A claim older than this is abandoned (its run was terminated, say) and may
  * be taken over. Longer than any run can take: each step gives up after 5 min.
  */
 export const WELCOME_CLAIM_TTL_MS = 15 * 60_000;
-
-/** What the workflow needs of a user: plain JSON, it goes into the history. */
-export interface UserSummary {
-  userId: string;
-  email: string;
-  name: string | null;
-  welcomeEmailSent: boolean;
-}
 
 export const USERS_COLLECTION = 'users';
 
@@ -162,37 +148,21 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
 
   return {
     /**
-     * Unknown user, or another company's (reachableBy) → non-retryable
-     * `user not found: <id>`: waiting will not create it. `companyId`: the
-     * run's caller's company (its memo).
-     */
-    async getUser(userId: string, companyId: string | undefined): Promise<UserSummary> {
-      return withFailureMapping(async () => {
-        const user = await users.findOne(reachableUser(userId, companyId));
-        if (!user) throw userNotFound(userId);
-        return {
-          userId,
-          email: user.email,
-          name: nameOf(user),
-          welcomeEmailSent: user.welcomeEmailSent === true,
-        };
-      });
-    },
-
-    /**
-     * The user read and the claim of claimWelcomeEmail in one step (what runs
-     * started since the `welcome-email-local-steps` patch call, as a local
-     * activity): reserves the welcome email for run `runId` and answers with
-     * the user's address and name when the claim is ours; `already-sent` when
-     * the flag is set, `in-progress` when another run holds the claim; an
-     * unknown user fails with the non-retryable `user not found: <id>`, and
-     * so does a user of another company than `companyId`, the run's caller's
-     * (reachableBy).
+     * Reads the user and reserves its welcome email for run `runId` in one
+     * step (a local activity), so two runs started together for the same user
+     * cannot both send it (the flag alone is only set after the send).
+     * Answers the user's address and name when the claim is ours;
+     * `already-sent` when the flag is set, `in-progress` when another run
+     * holds the claim; an unknown user fails with the non-retryable `user not
+     * found: <id>`, and so does a user of another company than `companyId`,
+     * the run's caller's (reachableBy).
      *
-     * The same rules as claimWelcomeEmail (atomic conditional write,
-     * idempotent for the same run, abandoned claims taken over together with
-     * their send's key), in fewer round trips: a user's first claim is one
-     * write that also records the send's key.
+     * Atomic (conditional writes); idempotent for the same run, so a retried
+     * attempt gets its own claim back. A claim left by a run that died or gave
+     * up is taken over after WELCOME_CLAIM_TTL_MS, together with its send's
+     * key (see welcomeKey): so the welcome email is never sent twice,
+     * whichever step failed for good. A user's first claim is one write that
+     * also records the send's key.
      */
     async claimUserWelcomeEmail(
       userId: string,
@@ -222,34 +192,6 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
           email: again.email,
           name: nameOf(again),
         };
-      });
-    },
-
-    /**
-     * Reserves the user's welcome email for run `runId`, so two runs started
-     * together for the same user cannot both send it (the flag alone is only
-     * set after the send). Atomic (one conditional update); idempotent for
-     * the same run, so a retried attempt gets its own claim back. A claim
-     * left by a run that died or gave up is taken over after
-     * WELCOME_CLAIM_TTL_MS, together with its send's key (see welcomeKey):
-     * so the welcome email is never sent twice, whichever step failed for good.
-     * Runs started before the `welcome-email-local-steps` patch call this
-     * after getUser; newer runs call claimUserWelcomeEmail instead.
-     */
-    async claimWelcomeEmail(
-      userId: string,
-      runId: string,
-      companyId: string | undefined,
-    ): Promise<WelcomeEmailClaim> {
-      return withFailureMapping(async () => {
-        const now = new Date();
-        const res = await users.updateOne(claimable(userId, runId, companyId, now), {
-          $set: { welcomeEmailRunId: runId, welcomeEmailClaimedAt: now },
-        });
-        if (res.matchedCount !== 1) return notClaimed(userId, companyId);
-        const user = await users.findOne(reachableUser(userId, companyId));
-        if (!user) throw userNotFound(userId);
-        return { claim: 'claimed', idempotencyKey: await welcomeKey(userId, runId, user.welcomeEmailKey) };
       });
     },
 

@@ -1,29 +1,28 @@
 /**
- * Determinism: workflow code must replay the histories of runs it (or an
- * earlier version of it) produced, or in-flight runs break on deploy.
+ * Determinism: workflow code must replay the histories of runs it (or a
+ * released version of it) produced, or in-flight runs break on deploy. This
+ * test enforces the versioning policy of docs/workflows.md#versioning.
  *
  * 1. The recorded histories committed in test/fixtures/ are replayed against
  *    the current workflow code. A change that alters the sequence of steps of
- *    an existing workflow fails here; such a change needs `patched()` (see
- *    docs/workflows.md) — then re-record the fixtures.
+ *    an existing workflow fails here; once released, such a change needs
+ *    `patched()` and new fixtures beside the old ones.
  * 2. Fresh runs of every path (sent, already sent, unknown user, a send the
  *    provider rejects, EIN) are recorded from the real server and replayed too.
- *    `UPDATE_FIXTURES=1` writes them to test/fixtures/ (re-recording).
- *
- * The welcome fixtures without `local-steps` in their name were recorded
- * before the `welcome-email-local-steps` patch (every step a normal
- * activity): they stay, so runs started by that code still replay. Fresh runs
- * are written under `local-steps` names and never overwrite them.
+ *    `UPDATE_FIXTURES=1` writes those whose fixture does not exist yet; it never
+ *    overwrites one (a released history is removed only by a reviewed deletion).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { format } from 'prettier';
 import proto from '@temporalio/proto';
 import type { temporal } from '@temporalio/proto';
+import { WORKFLOWS } from '../core/workflows/registry.ts';
 import { WorkflowHarness, workflowBundle } from './support/workflow-harness.ts';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -56,7 +55,12 @@ async function replay(history: unknown, workflowId: string): Promise<void> {
 describe('workflow replay', () => {
   it('replays every recorded history in test/fixtures with the current workflow code', async () => {
     const files = (await readdir(FIXTURES)).filter((f) => f.endsWith('.history.json'));
-    assert.ok(files.length >= 4, `expected recorded histories in ${FIXTURES}, found ${files.length}`);
+    for (const name of Object.keys(WORKFLOWS)) {
+      assert.ok(
+        files.some((f) => f.startsWith(`${name}.`)),
+        `no recorded history of ${name} in ${FIXTURES}`,
+      );
+    }
     for (const file of files) {
       const history = historyFromFixture(await readFile(`${FIXTURES}${file}`, 'utf8'));
       await replay(history, file.replace(/\.history\.json$/, ''));
@@ -87,24 +91,12 @@ describe('workflow replay', () => {
     const runs: Array<
       [fixture: string, workflow: string, body: Record<string, unknown>, status: string, provider?: number]
     > = [
-      ['send-welcome-email.local-steps.sent', 'send-welcome-email', { userId: sent }, 'completed'],
-      ['send-welcome-email.local-steps.already-sent', 'send-welcome-email', { userId: already }, 'completed'],
-      ['send-welcome-email.local-steps.user-not-found', 'send-welcome-email', { userId: 'nobody' }, 'failed'],
-      [
-        'send-welcome-email.local-steps.provider-rejected',
-        'send-welcome-email',
-        { userId: rejected },
-        'failed',
-        400,
-      ],
+      ['send-welcome-email.sent', 'send-welcome-email', { userId: sent }, 'completed'],
+      ['send-welcome-email.already-sent', 'send-welcome-email', { userId: already }, 'completed'],
+      ['send-welcome-email.user-not-found', 'send-welcome-email', { userId: 'nobody' }, 'failed'],
+      ['send-welcome-email.provider-rejected', 'send-welcome-email', { userId: rejected }, 'failed', 400],
       ['send-email-received-ein.sent', 'send-email-received-ein', ein, 'completed'],
-      [
-        'send-email-received-ein.local-steps.provider-rejected',
-        'send-email-received-ein',
-        ein,
-        'failed',
-        400,
-      ],
+      ['send-email-received-ein.provider-rejected', 'send-email-received-ein', ein, 'failed', 400],
     ];
     for (const [fixture, workflow, body, status, provider] of runs) {
       h.fake.reset();
@@ -114,8 +106,8 @@ describe('workflow replay', () => {
       await h.waitForStatus(workflow, runId, status);
       const history = await h.temporal.workflow.getHandle(runId).fetchHistory();
       await replay(history, runId);
-      if (process.env['UPDATE_FIXTURES'] === '1') {
-        const path = `${FIXTURES}${fixture}.history.json`;
+      const path = `${FIXTURES}${fixture}.history.json`;
+      if (process.env['UPDATE_FIXTURES'] === '1' && !existsSync(path)) {
         await writeFile(path, await format(historyToFixture(history), { filepath: path }));
       }
     }

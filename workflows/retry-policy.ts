@@ -13,7 +13,10 @@ export const RETRY = {
   maximumAttempts: 8,
 } as const;
 
-/** Database steps: quick, so a hung call is abandoned and retried fast. */
+/**
+ * Database steps as normal activities: quick, so a hung call is abandoned and
+ * retried fast. The workflows run theirs as local activities (below).
+ */
 export const DATABASE_STEP: ActivityOptions = {
   startToCloseTimeout: '10s',
   scheduleToCloseTimeout: '5m',

@@ -1,6 +1,6 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import { recordEmailId } from './search-attributes.ts';
+import { recordEmailId } from './record-email-id.ts';
 import type {
   SendEmailReceivedEinInput,
   SendEmailReceivedEinResult,

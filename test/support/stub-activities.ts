@@ -20,16 +20,6 @@ export interface StubbedActivities {
 }
 
 const DEFAULTS: Activities = {
-  getUser: async (userId) => ({
-    userId,
-    email: `${userId}@example.com`,
-    name: null,
-    welcomeEmailSent: false,
-  }),
-  claimWelcomeEmail: async (_userId, runId) => ({
-    claim: 'claimed',
-    idempotencyKey: `${runId}:welcome-email`,
-  }),
   claimUserWelcomeEmail: async (userId, runId) => ({
     claim: 'claimed',
     idempotencyKey: `${runId}:welcome-email`,
