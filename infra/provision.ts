@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, cp, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { applyPatches } from './ferretdb-patches.ts';
 import { defaultLog, elapsed, findOnPath, isExecutable, runStep, type ProgressLog } from './steps.ts';
 
 const execFileAsync = promisify(execFile);
@@ -22,16 +23,13 @@ const execFileAsync = promisify(execFile);
 export const TEMPORAL_CLI_VERSION = '1.9.1';
 export const FERRETDB_SOURCE_DIR = fileURLToPath(new URL('./ferretdb/', import.meta.url));
 /**
- * Our patches of FerretDB's sources (infra/ferretdb/README.md), each replacing one
- * file of the FerretDB module; built from a patched copy of the module:
- * the `_id` lookups spelled like the `_id` index, so SQLite uses it, and filters
- * that contain an `_id` equality besides other conditions select by `_id` first.
+ * Our patches of FerretDB's sources (infra/ferretdb/README.md), unified diffs
+ * applied in this order to a copy of the module: the `_id` lookups spelled like
+ * the `_id` index, so SQLite uses it, and filters that contain an `_id`
+ * equality besides other conditions select by `_id` first.
  */
-const FERRETDB_PATCHES: ReadonlyArray<{ overlay: string; replaces: string }> = [
-  { overlay: 'patch/metadata.go.overlay', replaces: 'internal/backends/sqlite/metadata/metadata.go' },
-  { overlay: 'patch/collection.go.overlay', replaces: 'internal/backends/sqlite/collection.go' },
-];
-const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum', ...FERRETDB_PATCHES.map((p) => p.overlay)];
+const FERRETDB_PATCHES = ['patch/id-column-uses-index.patch', 'patch/id-equality-selects-first.patch'];
+const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum', ...FERRETDB_PATCHES];
 
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   const base = env['XDG_CACHE_HOME'] || join(homedir(), '.cache');
@@ -174,19 +172,18 @@ export async function ensureFerretDb(log: ProgressLog = defaultLog): Promise<str
     });
     const { stdout } = await execFileAsync(
       'go',
-      ['list', '-m', '-f', '{{.Dir}}', 'github.com/FerretDB/FerretDB'],
-      {
-        cwd: FERRETDB_SOURCE_DIR,
-        env,
-      },
+      ['list', '-m', '-f', '{{.Path}}@{{.Version}}\n{{.Dir}}', 'github.com/FerretDB/FerretDB'],
+      { cwd: FERRETDB_SOURCE_DIR, env },
     );
-    // Build against a patched copy of the module (Go refuses overlays of files in its module cache).
+    const [module = '', moduleDir = ''] = stdout.trim().split('\n');
+    // Build against a patched copy of the module (Go refuses changes to files in its module cache).
     const patched = join(staging, 'ferretdb-src');
-    await cp(stdout.trim(), patched, { recursive: true });
-    for (const { overlay, replaces } of FERRETDB_PATCHES) {
-      await chmod(join(patched, replaces), 0o644);
-      await copyFile(join(FERRETDB_SOURCE_DIR, overlay), join(patched, replaces));
-    }
+    await cp(moduleDir, patched, { recursive: true });
+    await applyPatches(
+      patched,
+      FERRETDB_PATCHES.map((patch) => join(FERRETDB_SOURCE_DIR, patch)),
+      module,
+    );
     const modfile = join(staging, 'go.mod');
     const goMod = await readFile(join(FERRETDB_SOURCE_DIR, 'go.mod'), 'utf8');
     await writeFile(modfile, `${goMod}\nreplace github.com/FerretDB/FerretDB => ${patched}\n`);
@@ -208,7 +205,7 @@ export async function ensureFerretDb(log: ProgressLog = defaultLog): Promise<str
   return binary;
 }
 
-/** Builds from older sources (37 MB each) are never used again. */
+/** Builds from older sources are never used again (each is a whole FerretDB binary). */
 async function removeOldBuilds(current: string): Promise<void> {
   for (const entry of await readdir(dirname(current))) {
     if (/^ferretdb-[0-9a-f]+$/.test(entry) && entry !== basename(current)) {
