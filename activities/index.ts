@@ -22,4 +22,3 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export type { SentEmail, WelcomeEmailRequest, EinEmailRequest } from './email.ts';

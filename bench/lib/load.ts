@@ -1,5 +1,3 @@
-import type { Figures } from './measure.ts';
-
 /**
  * An HTTP load: `connections` keep-alive connections, each sending its next
  * request as soon as the previous answer is read, for `seconds`. Every
@@ -30,6 +28,21 @@ export interface LoadCpu {
   generatorCpu: number;
   serverCpu: number;
   wall: number;
+}
+
+/** One measured path: throughput and latency percentiles (milliseconds). */
+export interface Figures {
+  name: string;
+  /** Operations per second over the whole measurement. */
+  ops: number;
+  /** Wall time of the measurement. */
+  seconds: number;
+  count: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  /** Every operation's time, ascending (so rounds can be combined). */
+  latencies: number[];
 }
 
 export interface LoadResult {

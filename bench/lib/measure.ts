@@ -1,20 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { cores, generatorBound, type LoadCpu } from './load.ts';
+import { cores, generatorBound, type Figures, type LoadCpu } from './load.ts';
 
-/** One measured path: throughput and latency percentiles (milliseconds). */
-export interface Figures {
-  name: string;
-  /** Operations per second over the whole measurement. */
-  ops: number;
-  /** Wall time of the measurement. */
-  seconds: number;
-  count: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  /** Every operation's time, ascending (so rounds can be combined). */
-  latencies: number[];
-}
+export type { Figures } from './load.ts';
 
 export function figures(name: string, latencies: number[], seconds: number): Figures {
   const sorted = [...latencies].sort((a, b) => a - b);

@@ -1,3 +1,2 @@
 /** The fake lives in infra/ (the dev mail sink reuses it); tests import it from here. */
 export { FakeSendGrid } from '../../infra/fake-sendgrid.ts';
-export type { PlannedAnswer, ReceivedMail, SendGridMailBody } from '../../infra/fake-sendgrid.ts';
