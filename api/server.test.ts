@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { MongoClient } from 'mongodb';
 import { fileURLToPath } from 'node:url';
-import { freePort, RUN_TS } from '../infra/services.ts';
+import { freePort, RUN_TS } from '../infra/processes.ts';
 import { mongoUri, TEST_SECRET, uniqueName } from '../test/support/env.ts';
 import { SAMPLE_DATA } from '../templates/samples.ts';
 

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { parseLoadLine, parseRatioLine } from './lib/measure.ts';
 import { ROOT } from './lib/processes.ts';
 import { parseMedianLine } from './lib/summary.ts';
-import { RUN_TS } from '../infra/services.ts';
+import { RUN_TS } from '../infra/processes.ts';
 
 /**
  * The bench itself still works: BENCH_QUICK=1 runs every path against its

@@ -6,15 +6,8 @@ import { devKey } from './dev-key.ts';
 import { devSecret } from './dev-secret.ts';
 import { startMailSink, type MailSink } from './mail-sink.ts';
 import { provision } from './provision.ts';
-import {
-  RUN_TS,
-  portInUse,
-  startMongo,
-  startProcess,
-  startTemporal,
-  type ServiceHandle,
-  type Spawned,
-} from './services.ts';
+import { startMongo, startTemporal, type ServiceHandle } from './services.ts';
+import { RUN_TS, portInUse, startProcess, type Spawned } from './processes.ts';
 
 /**
  * `npm run dev`: everything Mailroom needs on one machine, one command.

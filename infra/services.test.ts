@@ -3,7 +3,8 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { freePort, startTemporal } from './services.ts';
+import { startTemporal } from './services.ts';
+import { freePort } from './processes.ts';
 
 /**
  * startTemporal's retry, against a stand-in for the `temporal` binary that

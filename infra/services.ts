@@ -1,30 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, openSync, closeSync, type WriteStream } from 'node:fs';
 import { mkdir, readFile, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createInterface } from 'node:readline';
-import { stripVTControlCharacters } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { MongoClient } from 'mongodb';
 import { SEARCH_ATTRIBUTES } from '../core/workflows/search-attributes.ts';
+import { freePort, startProcess, waitUntilReady, type OutputOptions } from './processes.ts';
 
 /**
  * Starts and stops the local Temporal and MongoDB-protocol servers. One module
  * for both `npm run dev` and the test runner, so what tests run against is
- * exactly what developers run.
- *
- * Each server runs in its own process group (so stopping it also stops
- * anything it spawned) and is killed when this process exits, even on an
- * uncaught error. A server counts as started only once it really answers.
+ * exactly what developers run. A server counts as started only once it really
+ * answers (infra/processes.ts runs and stops the processes).
  */
-
-/**
- * Runs a TypeScript entry point: `node RUN_TS <entry.ts>` (bin/run-ts.mjs: tsx in
- * the main thread only, so the Temporal worker's workflow thread starts without it).
- */
-export const RUN_TS = fileURLToPath(new URL('../bin/run-ts.mjs', import.meta.url));
 
 export interface ServiceHandle {
   name: string;
@@ -46,176 +32,26 @@ export interface MongoHandle extends ServiceHandle {
   uri: string;
 }
 
-export interface OutputOptions {
-  /** Everything the server prints goes here (appended). */
-  logFile: string;
-  /** Also hand each line to this callback (npm run dev prints them with a prefix). */
-  onLine?: (line: string) => void;
-}
-
-/** A port nobody is listening on right now (the OS picks it). */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** True when something already listens on host:port (so we would collide with it). */
-export async function portInUse(port: number, host = '127.0.0.1'): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(true));
-    server.listen(port, host, () => server.close(() => resolve(false)));
-  });
-}
-
-// Process groups still running; killed synchronously if this process exits without stopping them.
-const running = new Set<number>();
-process.on('exit', () => {
-  for (const pid of running) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-});
-
-export interface Spawned {
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** SIGTERM to the process group, SIGKILL after `graceMs`; resolves once it is gone. */
-  stop(graceMs: number): Promise<void>;
-}
-
-export interface ProcessOptions extends OutputOptions {
-  env?: NodeJS.ProcessEnv;
-  cwd?: string;
-}
-
-/** Any long-running child (the gateway and worker under `npm run dev` too), in its own process group. */
-export async function startProcess(
-  name: string,
-  command: string,
-  args: string[],
-  output: ProcessOptions,
-): Promise<Spawned> {
-  const base = { detached: true, env: output.env ?? process.env, cwd: output.cwd };
-  await mkdir(dirname(output.logFile), { recursive: true });
-  let child: ChildProcess;
-  let stream: WriteStream | undefined;
-  if (output.onLine) {
-    // Piped: lines go to the callback and to the log file.
-    stream = createWriteStream(output.logFile, { flags: 'a' });
-    child = spawn(command, args, { ...base, stdio: ['ignore', 'pipe', 'pipe'] });
-    for (const source of [child.stdout, child.stderr]) {
-      if (!source) continue;
-      const lines = createInterface({ input: source });
-      lines.on('line', (line) => {
-        // The file gets plain text; colours are for the terminal only.
-        stream?.write(`${stripVTControlCharacters(line)}\n`);
-        output.onLine?.(line);
-      });
-    }
-  } else {
-    // Straight to the file: no dependence on this process reading a pipe.
-    const fd = openSync(output.logFile, 'a');
-    child = spawn(command, args, { ...base, stdio: ['ignore', fd, fd] });
-    closeSync(fd);
-  }
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => {
-      if (child.pid) running.delete(child.pid);
-      stream?.end();
-      resolve({ code, signal });
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', (err) =>
-      reject(new Error(`${name}: could not run ${command}: ${err.message}`, { cause: err })),
-    );
-  });
-  const pid = child.pid!;
-  running.add(pid);
-
-  let stopping: Promise<void> | undefined;
-  const stop = (graceMs: number): Promise<void> => {
-    stopping ??= (async () => {
-      if (!running.has(pid)) return;
-      signalGroup(pid, 'SIGTERM');
-      const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), graceMs).unref());
-      if ((await Promise.race([exited, timer])) === 'timeout') {
-        signalGroup(pid, 'SIGKILL');
-        await exited;
-      }
-      // Children the server itself spawned share its group; make sure none outlives it.
-      signalGroup(pid, 'SIGKILL');
-    })();
-    return stopping;
-  };
-  return { child, exited, stop };
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // the group is gone already
-  }
-}
-
-async function logTail(logFile: string, lines = 20): Promise<string> {
-  try {
-    const text = await readFile(logFile, 'utf8');
-    return text.trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
-
 /**
- * Polls `probe` until it succeeds; fails fast if the process exits, and after
- * `timeoutMs` with the last probe error. Either way the message names the
- * server, where it was expected and where its log is.
+ * Runs `command args` as the server `name` and waits until `probe` succeeds
+ * (it is expected on `where`); stopping it allows `graceMs` before SIGKILL.
  */
-async function waitUntilReady(
+async function startServer(
   name: string,
   where: string,
-  spawned: Spawned,
-  logFile: string,
-  timeoutMs: number,
+  command: string,
+  args: string[],
+  options: OutputOptions & { timeoutMs: number; graceMs: number },
   probe: () => Promise<void>,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  void spawned.exited.then((e) => (exit = e));
-  let lastError = 'no answer yet';
-  while (Date.now() < deadline) {
-    if (exit) {
-      throw new Error(
-        `${name} exited (code ${exit.code}, signal ${exit.signal}) before answering on ${where}; log: ${logFile}\n${await logTail(logFile)}`,
-      );
-    }
-    try {
-      await probe();
-      return;
-    } catch (err) {
-      lastError = err instanceof Error ? err.message : String(err);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  await spawned.stop(2000);
-  throw new Error(
-    `${name} did not answer on ${where} within ${timeoutMs / 1000}s (last error: ${lastError}); log: ${logFile}\n${await logTail(logFile)}`,
-  );
+): Promise<ServiceHandle> {
+  const spawned = await startProcess(name, command, args, options);
+  await waitUntilReady(name, where, spawned, options.logFile, options.timeoutMs, probe);
+  return {
+    name,
+    pid: spawned.child.pid!,
+    logFile: options.logFile,
+    stop: () => spawned.stop(options.graceMs),
+  };
 }
 
 export interface TemporalOptions extends OutputOptions {
@@ -264,8 +100,9 @@ async function startTemporalOnce(options: TemporalOptions): Promise<TemporalHand
   const namespace = options.namespace ?? 'default';
   const address = `${host}:${options.port}`;
   const args = ['server', 'start-dev', '--ip', host, '--port', String(options.port), '--log-level', 'warn'];
+  const uiPort = options.uiPort ?? options.port + 1000;
   if (options.headless) args.push('--headless');
-  else args.push('--ui-port', String(options.uiPort ?? options.port + 1000), '--ui-disable-news-fetch');
+  else args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
   if (options.dbFile) {
     await mkdir(dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);
@@ -273,14 +110,13 @@ async function startTemporalOnce(options: TemporalOptions): Promise<TemporalHand
   if (namespace !== 'default') args.push('--namespace', namespace);
   // The runs' custom search attributes (all Keyword), registered on every namespace at start.
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
-
-  const spawned = await startProcess('Temporal', options.binary, args, options);
-  await waitUntilReady(
+  const server = await startServer(
     'Temporal',
     address,
-    spawned,
-    options.logFile,
-    options.timeoutMs ?? 60_000,
+    options.binary,
+    args,
+    // Temporal flushes SQLite on SIGTERM; give it time before SIGKILL.
+    { ...options, timeoutMs: options.timeoutMs ?? 60_000, graceMs: 10_000 },
     async () => {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
@@ -292,15 +128,7 @@ async function startTemporalOnce(options: TemporalOptions): Promise<TemporalHand
       }
     },
   );
-  return {
-    name: 'Temporal',
-    pid: spawned.child.pid!,
-    logFile: options.logFile,
-    address,
-    uiUrl: options.headless ? undefined : `http://${host}:${options.uiPort ?? options.port + 1000}`,
-    // Temporal flushes SQLite on SIGTERM; give it time before SIGKILL.
-    stop: () => spawned.stop(10_000),
-  };
+  return { ...server, address, uiUrl: options.headless ? undefined : `http://${host}:${uiPort}` };
 }
 
 export interface MongoOptions extends OutputOptions {
@@ -318,18 +146,12 @@ export async function startMongo(options: MongoOptions): Promise<MongoHandle> {
   const listen = `${host}:${options.port}`;
   const uri = `mongodb://${listen}`;
   await mkdir(options.dataDir, { recursive: true });
-  const spawned = await startProcess(
-    'MongoDB (FerretDB)',
-    options.binary,
-    ['-listen', listen, '-data', options.dataDir],
-    options,
-  );
-  await waitUntilReady(
+  const server = await startServer(
     'MongoDB (FerretDB)',
     listen,
-    spawned,
-    options.logFile,
-    options.timeoutMs ?? 30_000,
+    options.binary,
+    ['-listen', listen, '-data', options.dataDir],
+    { ...options, timeoutMs: options.timeoutMs ?? 30_000, graceMs: 5000 },
     async () => {
       const client = new MongoClient(uri, { serverSelectionTimeoutMS: 1000, connectTimeoutMS: 1000 });
       try {
@@ -339,13 +161,7 @@ export async function startMongo(options: MongoOptions): Promise<MongoHandle> {
       }
     },
   );
-  return {
-    name: 'MongoDB (FerretDB)',
-    pid: spawned.child.pid!,
-    logFile: options.logFile,
-    uri,
-    stop: () => spawned.stop(5000),
-  };
+  return { ...server, uri };
 }
 
 /**

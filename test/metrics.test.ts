@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../core/config.ts';
-import { RUN_TS, freePort } from '../infra/services.ts';
+import { RUN_TS, freePort } from '../infra/processes.ts';
 import { startEmailApp } from './support/email-app.ts';
 import { Scrape } from './support/metrics.ts';
 import { invoiceBody } from './support/sample-emails.ts';

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { freePort, startProcess, type Spawned } from '../infra/services.ts';
+import { freePort, startProcess, type Spawned } from '../infra/processes.ts';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 

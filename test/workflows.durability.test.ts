@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 import { temporalAddress } from './support/env.ts';
-import { RUN_TS } from '../infra/services.ts';
+import { RUN_TS } from '../infra/processes.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RUN_TS, freePort } from '../infra/services.ts';
+import { RUN_TS, freePort } from '../infra/processes.ts';
 import { Scrape } from '../test/support/metrics.ts';
 import { WorkflowHarness } from '../test/support/workflow-harness.ts';
 import { workerMetrics } from './telemetry.ts';

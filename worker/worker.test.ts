@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
-import { RUN_TS, freePort } from '../infra/services.ts';
+import { RUN_TS, freePort } from '../infra/processes.ts';
 import { mongoUri, TEST_SECRET, uniqueName } from '../test/support/env.ts';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));

@@ -1,5 +1,5 @@
 import type { BenchEnv } from '../env.ts';
-import { freePort } from '../../infra/services.ts';
+import { freePort } from '../../infra/processes.ts';
 import { waitForHttp } from './processes.ts';
 
 /** A floor server in its own process on a free port, up (any answer to `/` counts), and how to stop it. */

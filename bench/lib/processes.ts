@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RUN_TS, startProcess, type Spawned } from '../../infra/services.ts';
+import { RUN_TS, startProcess, type Spawned } from '../../infra/processes.ts';
 
 export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { provision } from '../../infra/provision.ts';
-import { freePort } from '../../infra/services.ts';
+import { freePort } from '../../infra/processes.ts';
 import { WORKFLOWS_PATH } from '../../worker/create-worker.ts';
 import { startMongoServer, startTemporalServer, type FaultCase, type Servers } from './stack.ts';
 import { workerKilled } from './worker-killed.ts';

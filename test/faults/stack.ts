@@ -4,16 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { MongoClient, type Db } from 'mongodb';
 import { FakeSendGrid } from '../../infra/fake-sendgrid.ts';
 import { answerBody } from '../support/http.ts';
-import {
-  RUN_TS,
-  freePort,
-  startMongo,
-  startProcess,
-  startTemporal,
-  type MongoHandle,
-  type Spawned,
-  type TemporalHandle,
-} from '../../infra/services.ts';
+import { startMongo, startTemporal, type MongoHandle, type TemporalHandle } from '../../infra/services.ts';
+import { RUN_TS, freePort, startProcess, type Spawned } from '../../infra/processes.ts';
 import { TEST_SECRET, uniqueName } from '../support/env.ts';
 
 /**

@@ -6,7 +6,7 @@ import { keyStore } from '../../core/api-keys/key-store.ts';
 import { connectDatabase, type Database } from '../../core/db.ts';
 import { SCOPES } from '../../core/identity.ts';
 import { createLogger } from '../../core/logger.ts';
-import { RUN_TS, freePort } from '../../infra/services.ts';
+import { RUN_TS, freePort } from '../../infra/processes.ts';
 import { mongoUri, temporalAddress, TEST_SECRET, uniqueName } from './env.ts';
 import { FakeSendGrid } from './fake-sendgrid.ts';
 

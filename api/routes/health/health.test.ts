@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../../core/config.ts';
 import { connectDatabase, type Database } from '../../../core/db.ts';
 import { createLogger } from '../../../core/logger.ts';
-import { freePort } from '../../../infra/services.ts';
+import { freePort } from '../../../infra/processes.ts';
 import {
   mongoUri,
   temporalAddress,
