@@ -2,7 +2,13 @@ import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from
 import type { ErrorKind } from '../errors.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { BufferedOpen } from './open-buffer.ts';
-import { STATUS_RANK, handedOverRank, type EmailRecord, type TrackedEvent } from './record.ts';
+import {
+  STATUS_RANK,
+  failedBeforeHandOver,
+  handedOverRank,
+  type EmailRecord,
+  type TrackedEvent,
+} from './record.ts';
 import { emailIdOfViewKey, viewKeyMatches } from './view-key.ts';
 
 /**
@@ -14,7 +20,7 @@ import { emailIdOfViewKey, viewKeyMatches } from './view-key.ts';
  * infra/ferretdb/README.md); any other filter (`{ email_id }`, `{ view_key }`,
  * `{ _id: { $in } }`) scans and decodes the whole collection in Go (measured at
  * 5,000 records: ~500 ms per update, against ~1.5 ms by `_id`).
- * record-store.test.ts asserts this on the wire. Only $set/$min/$max updates:
+ * record-store.test.ts asserts this on the wire. Only $set/$min/$max/$inc updates:
  * FerretDB-compatible.
  */
 
@@ -40,6 +46,12 @@ export interface RecordStore {
   markSent(emailId: string, providerId: string, othersMayHaveFailedIt?: boolean): Promise<void>;
   /** pending → failed; false (and nothing written) when the record is not pending. */
   markFailed(emailId: string, reason: string, kind: ErrorKind): Promise<boolean>;
+  /**
+   * A failed record the provider never took becomes pending again, to be sent
+   * under the same email id (a reset workflow run). The record after the
+   * write, or null when it is no longer such a record.
+   */
+  reopenFailed(emailId: string): Promise<EmailRecord | null>;
   /**
    * A failed attempt that will be retried (idempotent sends): stays pending,
    * remembers why. `outcomeKnown`: the provider did not take the message, so
@@ -205,6 +217,27 @@ export function recordStore(db: Db): RecordStore {
           STATUS_RANK.failed,
         ),
       ),
+
+    reopenFailed: (emailId) =>
+      lock.run(emailId, async () => {
+        const current = await emails.findOne({ _id: emailId });
+        if (!current || !failedBeforeHandOver(current)) return null;
+        return emails.findOneAndUpdate(
+          { _id: emailId, status_rank: STATUS_RANK.failed, error_kind: current.error_kind },
+          {
+            $set: {
+              status_rank: STATUS_RANK.pending,
+              error: null,
+              error_kind: null,
+              attempt_id: null,
+              attempt_started_at: null,
+              updated_at: new Date(),
+            },
+            $inc: { resends: 1 },
+          },
+          { returnDocument: 'after' },
+        );
+      }),
 
     noteAttemptFailed: (emailId, reason, kind, outcomeKnown) =>
       lock.run(emailId, async () => {

@@ -64,6 +64,12 @@ export interface EmailRecord {
    */
   attempt_id?: string | null;
   attempt_started_at?: Date | null;
+  /**
+   * How many times a failed send was sent again because its workflow run was
+   * reset (send-pipeline.ts): the one way a record leaves `failed`, besides an
+   * unknown outcome the provider later proves.
+   */
+  resends?: number;
   tags: string[];
   locale: string;
   language: string;
@@ -100,6 +106,20 @@ export function statusOf(record: Pick<EmailRecord, 'status_rank'>): EmailStatusV
 /** The provider accepted the message (sent, delivered, opened or bounced). */
 export const isHandedOver = (record: Pick<EmailRecord, 'status_rank'>): boolean =>
   record.status_rank >= STATUS_RANK.sent && record.status_rank <= STATUS_RANK.bounced;
+
+/**
+ * Failed, and the provider certainly never took the message: no unknown
+ * outcome, no sign of delivery, open or bounce. Sending it again cannot
+ * duplicate it.
+ */
+export const failedBeforeHandOver = (
+  record: Pick<EmailRecord, 'status_rank' | 'error_kind' | 'delivered' | 'opened' | 'bounced_at'>,
+): boolean =>
+  record.status_rank === STATUS_RANK.failed &&
+  record.error_kind !== 'outcome_unknown' &&
+  !record.delivered &&
+  !record.opened &&
+  !record.bounced_at;
 
 /**
  * What tracking and provider events can say about a message. `processed`: the

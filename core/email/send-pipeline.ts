@@ -19,7 +19,7 @@ import type { MailProvider, OutgoingAttachment } from './provider.ts';
 import type { Address } from './addresses.ts';
 import type { ClickTracking } from './click-tracking.ts';
 import type { HtmlRenderPool, RenderedHtml } from './html-render-pool.ts';
-import { STATUS_RANK, isHandedOver, type EmailRecord } from './record.ts';
+import { STATUS_RANK, failedBeforeHandOver, isHandedOver, type EmailRecord } from './record.ts';
 import type { RecordStore } from './record-store.ts';
 import type { SendResult, SkippedRecipient } from './schema.ts';
 import { withoutSuppressed, type SuppressionList } from './suppression-list.ts';
@@ -136,18 +136,39 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     if (emailId === undefined) throw new Error(`idempotency key vanished: ${key}`);
     // Replays of a finished send are answered without touching the lease.
     const seen = await records.findById(emailId);
-    const replay = seen && finished(seen);
+    const replay = seen && !failedBeforeHandOver(seen) && finished(seen);
     if (replay) return replay;
     // Pending or not yet created: a previous attempt failed transiently (retry
-    // it) or is still running (don't send twice).
+    // it) or is still running (don't send twice). Failed before the provider
+    // took it: the step's run was reset (send it now).
     if (!(await keys.claimAttempt(key, leaseUntil()))) throw new MailroomError('transient', IN_PROGRESS);
     // Read again under the lease: the previous holder may have finished in between.
-    const existing = await records.findById(emailId);
+    let existing = await records.findById(emailId);
     if (!existing) return { record: newRecord(input, identity, emailId, key), isNew: true };
+    if (failedBeforeHandOver(existing)) existing = await reopen(existing, key);
     const done = finished(existing);
     if (done) return done;
     if (existing.attempt_id) return decideUnknownOutcome(existing, key);
     return { record: existing, isNew: false };
+  }
+
+  /**
+   * A step's send failed and the provider never took it, yet the step runs
+   * again: only a reset of its workflow run does that (a run that gives up
+   * never retries the step). The operator means "send it": the same record
+   * becomes pending again and this attempt sends it. An unknown outcome is
+   * never reopened (finished() answers it with its failure).
+   */
+  async function reopen(record: EmailRecord, key: string): Promise<EmailRecord> {
+    const reopened = await records.reopenFailed(record.email_id);
+    if (reopened) {
+      logger.info(
+        { email_id: record.email_id, idempotency_key: key, previous_error: record.error },
+        'failed email sent again: its workflow step ran again (reset)',
+      );
+      return reopened;
+    }
+    return (await records.findById(record.email_id)) ?? record;
   }
 
   /**
@@ -212,6 +233,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       // (markFailed keeps the attempt mark; harmless: the record is no longer pending.)
       emailsFailed.inc({ template: input.templateId, kind: 'not_configured' });
       await records.markFailed(record.email_id, NOT_CONFIGURED, 'not_configured');
+      if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
       throw new MailroomError('not_configured', NOT_CONFIGURED);
     }
 
@@ -260,6 +282,8 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         throw new MailroomError('outcome_unknown', detail, { cause: failure });
       }
       await records.markFailed(record.email_id, failure.message, failure.kind);
+      // The provider refused it: the attempt is over (a reset run may send it again at once).
+      if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
       throw failure;
     }
     emailsSent.inc({ template: input.templateId });

@@ -121,28 +121,43 @@ describe('email service core', () => {
       assert.equal(fake.accepted.length, 1);
     });
 
-    it('a provider rejection is final: failed record, the retry answers the same error without sending', async () => {
+    it('a provider rejection fails the record; the step run again (a reset) sends it once, same record', async () => {
       const key = `wf-${randomUUID()}/activity-3`;
       fake.plan(400);
       const first = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       assert.equal(first.kind, 'provider_rejected');
-      const again = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
-      assert.equal(again.kind, 'provider_rejected');
-      assert.equal(again.message, first.message);
-      assert.equal(fake.received.length, 1);
+      const failed = await byKey(key);
+      assert.equal(failed?.['status'], 'failed');
+      const again = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
+      assert.equal(again.email_id, failed?._id, 'the same record');
+      const replay = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
+      assert.equal(replay.provider_id, again.provider_id);
+      assert.equal(fake.accepted.length, 1, 'sent once');
+      const sent = await byKey(key);
+      assert.equal(sent?.['status'], 'sent');
+      assert.equal(sent?.['error'], null);
+      assert.equal(sent?.resends, 1);
     });
 
-    it('markFailed finalises a pending keyed send; later calls do not send', async () => {
+    it('markFailed finalises a pending keyed send; the step run again (a reset) sends it once', async () => {
       const key = `wf-${randomUUID()}/activity-4`;
-      fake.plan(503);
+      fake.outage = 503; // the provider is down until the workflow gives up
       await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       await email.markFailed(key, 'gave up after 5 attempts');
       const failed = await byKey(key);
       assert.equal(failed?.['status'], 'failed');
       assert.equal(failed?.['error'], 'gave up after 5 attempts');
-      const err = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
-      assert.equal(err.message, 'gave up after 5 attempts');
-      assert.equal(fake.received.length, 1);
+      assert.equal(await email.failedWithoutSending(key), true);
+      fake.outage = undefined; // back
+      const [a, b] = await Promise.allSettled([
+        email.send(body(), authenticatedAs(caller), { idempotencyKey: key }),
+        email.send(body(), authenticatedAs(caller), { idempotencyKey: key }),
+      ]);
+      const sent = [a, b].filter((r) => r.status === 'fulfilled');
+      assert.ok(sent.length >= 1);
+      assert.equal(fake.accepted.length, 1, 'two resets at once still send once');
+      assert.equal((await byKey(key))?.['status'], 'sent');
+      assert.equal(await email.failedWithoutSending(key), false);
     });
 
     it('markFailed never overrides a sent record, and ignores unknown keys', async () => {

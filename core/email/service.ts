@@ -20,7 +20,7 @@ import { createSendGridProvider, defaultSender, type MailProvider } from './prov
 import { recordStore } from './record-store.ts';
 import { createSendPipeline } from './send-pipeline.ts';
 import { sweepStuckPending } from './sweeper.ts';
-import { STATUS_RANK } from './record.ts';
+import { failedBeforeHandOver } from './record.ts';
 import { toStatus } from './status-view.ts';
 import { OpenBuffer, type FlushReport } from './open-buffer.ts';
 import { recordEvent } from './tracking.ts';
@@ -226,15 +226,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     async failedWithoutSending(idempotencyKey) {
       const emailId = await keys.findEmailId(idempotencyKey);
       const record = emailId === undefined ? null : await records.findById(emailId);
-      // Any sign the provider had it (an event's flag) counts as sent.
-      return (
-        record !== null &&
-        record.status_rank === STATUS_RANK.failed &&
-        record.error_kind !== 'outcome_unknown' &&
-        !record.delivered &&
-        !record.opened &&
-        !record.bounced_at
-      );
+      return record !== null && failedBeforeHandOver(record);
     },
 
     suppressions: suppressionsApi(suppressions),

@@ -1,0 +1,160 @@
+/**
+ * An operator's Reset (Temporal Web UI "Reset", `temporal workflow reset
+ * --type FirstWorkflowTask`) of a run, done here with Temporal's reset API on
+ * the real server: a run whose email the provider never took sends it once,
+ * under the same email record; a completed run sends nothing more; a run
+ * whose email may have gone out (outcome unknown) is not resent and says why.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { WorkflowHarness } from './support/workflow-harness.ts';
+import { temporalNamespace } from './support/env.ts';
+
+const h = new WorkflowHarness();
+before(async () => {
+  await h.start();
+  await h.startWorker();
+});
+after(() => h.stop());
+
+const EIN = 'send-email-received-ein';
+const WELCOME = 'send-welcome-email';
+
+interface StoredEmail {
+  _id: string;
+  status_rank: number;
+  error_kind: string | null;
+  resends?: number;
+}
+const emails = () => h.database.db.collection<StoredEmail>('emails');
+const users = () => h.database.db.collection<{ _id: string; welcomeEmailSent?: boolean }>('users');
+
+/** Resets the run to its first workflow task, as the Web UI's Reset does; answers the new run's id. */
+async function reset(workflowId: string): Promise<string> {
+  const handle = h.temporal.workflow.getHandle(workflowId);
+  const history = await handle.fetchHistory();
+  const firstTask = history.events?.find((e) => e.workflowTaskCompletedEventAttributes);
+  assert.ok(firstTask?.eventId, 'the run has a completed first workflow task');
+  const { runId } = await handle.describe();
+  const answer = await h.temporal.workflowService.resetWorkflowExecution({
+    namespace: temporalNamespace(),
+    workflowExecution: { workflowId, runId },
+    reason: 'operator reset (test)',
+    workflowTaskFinishEventId: firstTask.eventId,
+    requestId: randomUUID(),
+  });
+  assert.ok(answer.runId);
+  return answer.runId;
+}
+
+/** Waits for the workflow's current run (the reset one) to reach `status`. */
+async function currentRun(name: string, workflowId: string, newRunId: string, status: string) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const desc = await h.temporal.workflow.getHandle(workflowId).describe();
+    if (desc.runId === newRunId && desc.status.name !== 'RUNNING') break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return h.waitForStatus(name, workflowId, status);
+}
+
+async function einRun(recipient: string) {
+  const { status, body } = await h.trigger(EIN, {
+    userId: h.caller.userId,
+    companyId: h.caller.companyId,
+    organizationId: randomUUID(),
+    emailAction: 'ein-received',
+    recipients: [recipient],
+  });
+  assert.equal(status, 202);
+  return body['runId'] as string;
+}
+
+const recordFor = (workflowId: string, step: string) =>
+  emails().findOne({ idempotency_key: `${workflowId}:${step}` } as never);
+
+describe('reset of a send-email-received-ein run', () => {
+  it('whose email the provider never took: sends it once, and the same record ends sent', async () => {
+    h.fake.reset();
+    h.fake.plan(400); // the provider refuses it (as it would while a sender is unverified)
+    const runId = await einRun(`reset-${randomUUID()}@example.com`);
+    await h.waitForStatus(EIN, runId, 'failed');
+    const failed = await recordFor(runId, 'ein-email');
+    assert.equal(failed?.status_rank, 5, 'record failed');
+    assert.equal(h.fake.accepted.length, 0);
+
+    const newRun = await reset(runId);
+    const run = await currentRun(EIN, runId, newRun, 'completed');
+    assert.equal(run.result?.result['emailId'], failed?._id, 'the same email record');
+    assert.equal(h.fake.accepted.length, 1, 'sent once');
+    const after = await recordFor(runId, 'ein-email');
+    assert.equal(after?.status_rank, 1, 'record sent');
+    assert.equal(after?.resends, 1);
+  });
+
+  it('that completed: sends no second email', async () => {
+    h.fake.reset();
+    const runId = await einRun(`reset-${randomUUID()}@example.com`);
+    const done = await h.waitForStatus(EIN, runId, 'completed');
+    const newRun = await reset(runId);
+    const run = await currentRun(EIN, runId, newRun, 'completed');
+    assert.equal(run.result?.result['emailId'], done.result?.result['emailId']);
+    assert.equal(h.fake.received.length, 1, 'one request to the provider in all');
+  });
+
+  it('whose email may have gone out (outcome unknown): is not resent and says why', async () => {
+    h.fake.reset();
+    h.fake.plan(400);
+    const runId = await einRun(`reset-${randomUUID()}@example.com`);
+    await h.waitForStatus(EIN, runId, 'failed');
+    // What an attempt that saw no answer leaves once its wait for events ends.
+    await emails().updateOne({ idempotency_key: `${runId}:ein-email` } as never, {
+      $set: { error_kind: 'outcome_unknown', error: 'email outcome unknown: the provider may have it.' },
+    });
+    const received = h.fake.received.length;
+
+    const newRun = await reset(runId);
+    const run = await currentRun(EIN, runId, newRun, 'failed');
+    assert.match(run.error ?? '', /outcome unknown/);
+    assert.equal(h.fake.received.length, received, 'no request reached the provider');
+  });
+});
+
+describe('reset of a send-welcome-email run', () => {
+  async function newUser() {
+    const _id = `user-${randomUUID()}`;
+    await h.insertUser({ _id, email: `${_id}@example.com`, name: 'Ada Lovelace' });
+    return _id;
+  }
+
+  it('whose email the provider never took: sends it once, flags the user, same record', async () => {
+    h.fake.reset();
+    h.fake.plan(400);
+    const userId = await newUser();
+    const { body } = await h.trigger(WELCOME, { userId });
+    const runId = body['runId'] as string;
+    await h.waitForStatus(WELCOME, runId, 'failed');
+    const failed = await recordFor(runId, 'welcome-email');
+    assert.equal(failed?.status_rank, 5);
+
+    const newRun = await reset(runId);
+    const run = await currentRun(WELCOME, runId, newRun, 'completed');
+    assert.equal(run.result?.result['message'], 'welcome email sent');
+    assert.equal(run.result?.result['emailId'], failed?._id);
+    assert.equal(h.fake.accepted.length, 1);
+    assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailSent, true);
+  });
+
+  it('that completed: sends no second email', async () => {
+    h.fake.reset();
+    const userId = await newUser();
+    const { body } = await h.trigger(WELCOME, { userId });
+    const runId = body['runId'] as string;
+    await h.waitForStatus(WELCOME, runId, 'completed');
+    const newRun = await reset(runId);
+    const run = await currentRun(WELCOME, runId, newRun, 'completed');
+    assert.equal(run.result?.result['message'], 'welcome email already sent');
+    assert.equal(h.fake.received.length, 1);
+  });
+});
