@@ -56,8 +56,12 @@ function pattern(shown: string): RegExp {
   return new RegExp(`^${parts.join('.*?')}$`, 's');
 }
 
-/** A poll: GET of a run, which the README says to repeat until the status is final. */
-const isPoll = (script: string) => /^curl -s "localhost:\d+\/api\/workflow\/[^"]*\?runId=/m.test(script);
+/**
+ * A poll: GET of a run without `wait`, which a client repeats until the
+ * status is final. A GET with `wait` must answer right the first time.
+ */
+const isPoll = (script: string) =>
+  /^curl -s "localhost:\d+\/api\/workflow\/[^"]*\?runId=/m.test(script) && !script.includes('&wait=');
 
 let scratch: string;
 let dev: Spawned;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { SCOPES } from '../../core/identity.ts';
 import { SendEmailReceivedEinInput } from '../../core/workflows/send-email-received-ein.input.ts';
 import { MailroomError } from '../../core/errors.ts';
@@ -13,6 +14,8 @@ import { ensureSchemathesis, SCHEMATHESIS_VERSION } from '../../infra/provision.
 import { startEmailCore, type EmailCore } from '../../test/support/email-core.ts';
 import { temporalAddress, temporalNamespace, uniqueName } from '../../test/support/env.ts';
 import { serve } from '../../test/support/serve.ts';
+import { installQuietRuntime, workflowBundle } from '../../test/support/temporal-runtime.ts';
+import { createWorker } from '../../worker/create-worker.ts';
 import { createApp } from '../app.ts';
 
 /**
@@ -47,6 +50,7 @@ describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
   let server: { url: string; close(): Promise<void> };
   let reports: string;
   let apiKey = '';
+  let worker: { worker: Worker; running: Promise<void>; connection: NativeConnection } | undefined;
 
   before(async () => {
     core = await startEmailCore({
@@ -62,7 +66,8 @@ describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
         AUTH_MODE: 'api-key',
         TEMPORAL_ADDRESS: temporalAddress(),
         TEMPORAL_NAMESPACE: temporalNamespace(),
-        // No worker polls this queue: runs the fuzzer starts stay pending.
+        // A worker of its own runs what the fuzzer starts, so a GET with `wait`
+        // (up to 60 s) answers when the run ends, within the request timeout.
         TEMPORAL_TASK_QUEUE: uniqueName('fuzz'),
         // Let fuzzed events reach the event handling instead of stopping at the signature.
         SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true',
@@ -78,11 +83,28 @@ describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
     ).plaintext;
     connection = await Connection.connect({ address: temporalAddress() });
     const temporal = new Client({ connection, namespace: temporalNamespace() });
+    installQuietRuntime();
+    const workerConnection = await NativeConnection.connect({ address: temporalAddress() });
+    const running = await createWorker({
+      connection: workerConnection,
+      taskQueue: core.config.temporal.taskQueue,
+      db: core.database.db,
+      email: core.email,
+      config: core.config,
+      namespace: temporalNamespace(),
+      workflowBundleCode: await workflowBundle(),
+    });
+    worker = { worker: running, running: running.run(), connection: workerConnection };
     server = await serve(createApp({ ...core, db: core.database.db, temporal }));
     reports = await mkdtemp(join(tmpdir(), 'mailroom-schemathesis-'));
   });
 
   after(async () => {
+    if (worker) {
+      worker.worker.shutdown();
+      await worker.running.catch(() => undefined);
+      await worker.connection.close();
+    }
     await server?.close();
     await connection?.close();
     await core?.close();

@@ -18,6 +18,8 @@ export const conflictingFields = (alias: string, canonical: string): string =>
   `conflicting fields: ${alias} and ${canonical}`;
 export const notTheCaller = (key: string): string => `${key} does not match the authenticated caller`;
 export const RUN_ID_TOO_LONG = 'runId must be at most 255 characters';
+export const CURSOR_INVALID = 'cursor is invalid';
+export const WAIT_INVALID = 'wait must be a whole number of seconds from 1 to 60';
 export const controlCharacters = (field: string): string => `${field} must not contain control characters`;
 export const invalidAddress = (field: string): string => `${field} must be a valid email address`;
 export const blockedAddress = (field: string): string =>

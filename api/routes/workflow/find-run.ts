@@ -60,8 +60,10 @@ export async function describeRun(
   def: WorkflowDefinition,
   runId: string,
   reach: { companyId: string; boundOrganizationId?: string | undefined },
+  /** Temporal's id of one execution (a listed one); default: the latest of `runId`. */
+  executionRunId?: string,
 ): Promise<{ handle: WorkflowHandle; desc: WorkflowExecutionDescription }> {
-  const handle = temporal.workflow.getHandle(runId);
+  const handle = temporal.workflow.getHandle(runId, executionRunId);
   let desc: WorkflowExecutionDescription;
   try {
     desc = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.describe());

@@ -4,11 +4,12 @@ import { HttpError } from '../../http-error.ts';
 import type { RouteSpec } from '../../route.ts';
 import type { AppRouter } from '../../types.ts';
 import { cancelRoute } from './cancel.ts';
+import { listRoute } from './list.ts';
 import { statusRoute } from './status.ts';
 import { triggerRoute } from './trigger.ts';
 
-/** POST (start), GET (status) and DELETE (cancel) /api/workflow/:workflowName. */
-export const workflowRoutes: readonly RouteSpec[] = [triggerRoute, statusRoute, cancelRoute];
+/** POST (start), GET (status) and DELETE (cancel) /api/workflow/:workflowName; GET …/runs (list). */
+export const workflowRoutes: readonly RouteSpec[] = [triggerRoute, statusRoute, cancelRoute, listRoute];
 
 /**
  * Resolves `:workflowName` in the registry for every workflow route, before

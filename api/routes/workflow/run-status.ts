@@ -63,6 +63,8 @@ export async function viewRun(
   handle: WorkflowHandle,
   desc: WorkflowExecutionDescription,
   history: HistoryEvent[],
+  /** The runs list leaves `result` out: no need to read it. */
+  { withResult = true }: { withResult?: boolean } = {},
 ): Promise<RunView> {
   const status = mapStatus(desc.status.name, history);
   const lastEvent = history[history.length - 1];
@@ -72,7 +74,7 @@ export async function viewRun(
   let result: unknown = null;
   let error: string | null = null;
   if (status === 'completed') {
-    result = { result: await handle.result() };
+    if (withResult) result = { result: await handle.result() };
   } else if (status === 'failed') {
     const failure = await handle.result().then(
       () => undefined,

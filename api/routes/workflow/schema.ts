@@ -10,7 +10,12 @@ export const RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cance
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const WorkflowNameParams = Type.Object({ workflowName: Type.String() });
-export const RunIdQuery = Type.Object({ runId: Type.String({ minLength: 1 }) });
+export const RunIdQuery = Type.Object({ runId: Type.String({ minLength: 1, maxLength: 255 }) });
+/** GET's query: the run, and how long to wait for it to end (1–60 s, default: answer at once). */
+export const RunStatusQuery = Type.Object({
+  runId: Type.String({ minLength: 1, maxLength: 255 }),
+  wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
+});
 
 /** 202 of POST. */
 export const TriggerResponseSchema = Type.Object({
@@ -40,4 +45,25 @@ export const CancelResponseSchema = Type.Object({
   runId: Type.String(),
   workflowName: Type.String(),
   status: Type.Literal('cancelling'),
+});
+
+/** One run of GET /api/workflow/:workflowName/runs: the run's status answer without `result`. */
+export const RunListItemSchema = Type.Object({
+  runId: Type.String(),
+  workflowName: Type.String(),
+  status: Type.Unsafe<RunStatus>(Type.String({ enum: [...RUN_STATUSES] })),
+  error: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+  cancelRequested: Type.Optional(Type.Boolean()),
+});
+export type RunListItem = Static<typeof RunListItemSchema>;
+
+/** 200 of GET /api/workflow/:workflowName/runs. */
+export const RunListResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  workflowName: Type.String(),
+  runs: Type.Array(RunListItemSchema),
+  /** The next page's `cursor`; null on the last page. */
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
 });

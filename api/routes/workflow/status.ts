@@ -4,25 +4,47 @@ import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
 import { runningHistory } from './run-history.ts';
 import { viewRun } from './run-status.ts';
 import { WORKFLOW_AUTH } from './owner.ts';
-import { RunResponseSchema } from './schema.ts';
+import { RunResponseSchema, RunStatusQuery } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import { waitFromQuery, waitForClose } from './wait-for-close.ts';
 
-/** GET /api/workflow/:workflowName?runId=…: the run's status and outcome; poll every 1–2 s. */
+/**
+ * GET /api/workflow/:workflowName?runId=…[&wait=<seconds>]: the run's status
+ * and outcome. With `wait`, a run still pending or running is answered once it
+ * ends, or as it is when the wait is over (wait-for-close.ts).
+ */
 export const statusRoute = defineRoute({
   method: 'get',
   path: '/api/workflow/:workflowName',
   operationId: 'getWorkflowRun',
   summary: "A run's status and outcome",
   ...RUN_ROUTE,
+  query: RunStatusQuery,
   auth: WORKFLOW_AUTH.read,
   responses: {
-    200: { description: 'The run.', schema: RunResponseSchema },
+    200: {
+      description: 'The run (with `wait`: once it ended, or as it is when the wait is over).',
+      schema: RunResponseSchema,
+    },
     ...RUN_LOOKUP_FAILURES,
+    400: failure('No runId, one longer than 255 characters, or a wait other than 1 to 60 seconds.'),
     403: failure('The API key lacks the workflows:read scope.'),
     500: failure('Temporal could not be read.'),
   },
   async handler(ctx, { temporal }) {
-    const { def, runId, handle, desc } = await findRun(ctx, temporal);
+    const wait = waitFromQuery(ctx.query['wait']);
+    const found = await findRun(ctx, temporal);
+    const { def, runId, handle } = found;
+    let { desc } = found;
+    if (wait !== undefined && desc.status.name === 'RUNNING') {
+      await waitForClose(ctx, temporal, handle, wait);
+      if (ctx.req.destroyed) return; // the client went away: nobody to answer
+      desc = await temporal
+        .withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.describe())
+        .catch((err: unknown) => {
+          throw temporalError(err, 'read workflow run');
+        });
+    }
     try {
       const view = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
         // Only a running run needs (a few events of) its history: pending vs running,

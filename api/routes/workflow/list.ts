@@ -1,0 +1,156 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Client } from '@temporalio/client';
+import { parse } from '../../../core/validation.ts';
+import { describeInputProblem } from '../../../core/workflows/messages.ts';
+import { authenticatedCompany } from '../../middleware/authenticate.ts';
+import { HttpError } from '../../http-error.ts';
+import { defineRoute, failure } from '../../route.ts';
+import type { AppContext } from '../../types.ts';
+import { describeRun } from './find-run.ts';
+import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from './owner.ts';
+import { runningHistory } from './run-history.ts';
+import { viewRun } from './run-status.ts';
+import { decodeCursor, encodeCursor } from './runs-cursor.ts';
+import { RUN_STATUSES, RunListResponseSchema, WorkflowNameParams, type RunListItem } from './schema.ts';
+import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+
+/** Runs per page unless `limit` says otherwise (1 to 100: RunListQuery). */
+const DEFAULT_RUNS_LIMIT = 20;
+
+/** The list's query, as strings (a query string has no numbers); checked before anything is asked of Temporal. */
+export const RunListQuery = Type.Object({
+  status: Type.Optional(Type.Union(RUN_STATUSES.map((s) => Type.Literal(s)))),
+  from: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })),
+  to: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })),
+  limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: '1 to 100 (default 20)' })),
+  cursor: Type.Optional(Type.String({ maxLength: 4096 })),
+});
+type RunListQuery = Static<typeof RunListQuery>;
+
+/** The run status filter as Temporal's ExecutionStatus (pending and running are both Running there). */
+const EXECUTION_STATUS = {
+  pending: 'Running',
+  running: 'Running',
+  completed: 'Completed',
+  failed: ['Failed', 'TimedOut', 'Terminated'],
+  cancelled: 'Canceled',
+} as const;
+
+const quoted = (value: string) => `'${value}'`;
+/** Ids the visibility query may carry: lower-case UUIDs only (never caller text). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The visibility query, built only from validated values (the registry's
+ * workflow type, the caller's UUID, a status from a fixed list, dates
+ * re-serialised by Date): nothing a caller types reaches it verbatim.
+ */
+function visibilityQuery(workflowType: string, companyId: string, q: RunListQuery): string {
+  if (!UUID.test(companyId)) throw new HttpError(404, 'workflow run not found');
+  const parts = [`WorkflowType = ${quoted(workflowType)}`, `CompanyId = ${quoted(companyId)}`];
+  if (q.status) {
+    const status = EXECUTION_STATUS[q.status];
+    parts.push(
+      typeof status === 'string'
+        ? `ExecutionStatus = ${quoted(status)}`
+        : `ExecutionStatus IN (${status.map(quoted).join(', ')})`,
+    );
+  }
+  if (q.from) parts.push(`StartTime >= ${quoted(new Date(q.from).toISOString())}`);
+  if (q.to) parts.push(`StartTime < ${quoted(new Date(q.to).toISOString())}`);
+  return parts.join(' AND ');
+}
+
+/** One item: the status answer of that run, without `result` (undefined when out of the caller's reach). */
+async function listItem(
+  temporal: Client,
+  ctx: AppContext,
+  execution: { workflowId: string; runId: string },
+): Promise<RunListItem | undefined> {
+  const def = ctx.state.workflow;
+  const principal = ctx.state.principal;
+  const reach = {
+    companyId: authenticatedCompany(principal).companyId,
+    boundOrganizationId: principal.boundOrganizationId,
+  };
+  const found = await describeRun(temporal, def, execution.workflowId, reach, execution.runId).catch(
+    (err: unknown) => {
+      if (err instanceof HttpError && err.status === 404) return undefined;
+      throw err;
+    },
+  );
+  if (!found) return undefined;
+  const { handle, desc } = found;
+  const events = desc.status.name === 'RUNNING' ? await runningHistory(temporal, desc) : [];
+  const { result: _result, ...view } = await viewRun(handle, desc, events, { withResult: false });
+  return { runId: execution.workflowId, workflowName: def.name, ...view };
+}
+
+/** GET /api/workflow/:workflowName/runs: the caller's company's runs of that workflow, newest first. */
+export const listRoute = defineRoute({
+  method: 'get',
+  path: '/api/workflow/:workflowName/runs',
+  operationId: 'listWorkflowRuns',
+  summary: "The company's runs of a workflow, newest first",
+  description:
+    'From Temporal visibility (the CompanyId search attribute): each item is the status answer without `result`. ' +
+    "Page with `cursor` (the previous answer's `nextCursor`, null on the last page). `status` filters (pending and " +
+    'running are both running in Temporal: a page may hold fewer items than `limit` when filtering one of them), ' +
+    '`from`/`to` bound the start time (RFC 3339, `to` exclusive).',
+  tag: 'workflow',
+  params: WorkflowNameParams,
+  query: RunListQuery,
+  auth: WORKFLOW_AUTH.read,
+  responses: {
+    200: { description: 'A page of runs.', schema: RunListResponseSchema },
+    400: failure('A filter, limit or cursor that is not valid.'),
+    ...WORKFLOW_AUTH_FAILURES,
+    403: failure('The API key lacks the workflows:read scope.'),
+    404: failure('Unknown workflow.'),
+    500: failure('Temporal could not be read.'),
+  },
+  async handler(ctx, { temporal, config }) {
+    const q = parse(RunListQuery, { ...ctx.query }, describeInputProblem);
+    if (q.from && q.to && Date.parse(q.from) >= Date.parse(q.to))
+      throw new HttpError(400, 'from must be before to');
+    const def = ctx.state.workflow;
+    const principal = ctx.state.principal;
+    const { companyId } = authenticatedCompany(principal);
+    const query = visibilityQuery(def.workflowType, companyId, q);
+    // The cursor continues exactly this listing, for exactly this caller.
+    const scope = JSON.stringify([
+      companyId,
+      principal.boundOrganizationId ?? null,
+      def.name,
+      query,
+      q.status ?? null,
+    ]);
+    const pageToken = q.cursor ? decodeCursor(config.secret, scope, q.cursor) : undefined;
+    const limit = q.limit ? Number(q.limit) : DEFAULT_RUNS_LIMIT;
+    try {
+      const page = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
+        const listed = await temporal.workflowService.listWorkflowExecutions({
+          namespace: temporal.options.namespace,
+          pageSize: limit,
+          query,
+          ...(pageToken ? { nextPageToken: pageToken } : {}),
+        });
+        const executions = (listed.executions ?? []).flatMap((e) =>
+          e.execution?.workflowId && e.execution.runId
+            ? [{ workflowId: e.execution.workflowId, runId: e.execution.runId }]
+            : [],
+        );
+        const items = await Promise.all(executions.map((e) => listItem(temporal, ctx, e)));
+        return { items, token: listed.nextPageToken };
+      });
+      const runs = page.items.filter(
+        (item): item is RunListItem => item !== undefined && (!q.status || item.status === q.status),
+      );
+      const nextCursor = page.token?.length ? encodeCursor(config.secret, scope, page.token) : null;
+      ctx.body = { success: true, workflowName: def.name, runs, nextCursor };
+    } catch (err) {
+      if (err instanceof HttpError) throw err;
+      throw temporalError(err, 'read workflow run');
+    }
+  },
+});

@@ -1,0 +1,43 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { HttpError } from '../../http-error.ts';
+import { WAIT_INVALID } from '../../../core/workflows/messages.ts';
+import type { AppContext } from '../../types.ts';
+
+/** `?wait=` bounds, in seconds: long enough to cover a run, short enough for proxies' idle timeouts. */
+export const MAX_WAIT_SECONDS = 60;
+
+/** `?wait=<seconds>`: a whole number from 1 to 60, or absent (answer at once). */
+export function waitFromQuery(value: string | string[] | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || !/^\d{1,2}$/.test(text)) throw new HttpError(400, WAIT_INVALID);
+  const seconds = Number(text);
+  if (seconds < 1 || seconds > MAX_WAIT_SECONDS) throw new HttpError(400, WAIT_INVALID);
+  return seconds;
+}
+
+/**
+ * Waits until the run closes, at most `seconds`, or until the client goes
+ * away. Temporal long-polls for the close event (the handle's result: a gRPC
+ * call waiting on the server), so a waiting request holds no thread, no
+ * timer loop and no database connection; an aborted wait cancels that call.
+ * How the run ended is read afterwards by the caller (describe), so this
+ * never throws for a failed or cancelled run.
+ */
+export async function waitForClose(
+  ctx: AppContext,
+  temporal: Client,
+  handle: WorkflowHandle,
+  seconds: number,
+): Promise<void> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  const timer = setTimeout(stop, seconds * 1000);
+  ctx.req.once('close', stop);
+  try {
+    await temporal.withAbortSignal(controller.signal, () => handle.result()).catch(() => undefined);
+  } finally {
+    clearTimeout(timer);
+    ctx.req.off('close', stop);
+  }
+}
