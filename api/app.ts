@@ -9,6 +9,7 @@ import { mountDevPages } from './routes/dev/index.ts';
 import { emailRoutes } from './routes/email/index.ts';
 import { healthRoutes } from './routes/health/health.ts';
 import { keyRoutes } from './routes/keys/index.ts';
+import { scheduleRoutes } from './routes/schedules/index.ts';
 import { resolveWorkflowName, workflowRoutes } from './routes/workflow/index.ts';
 import type { AppDeps, AppState } from './types.ts';
 
@@ -18,6 +19,7 @@ export type { AppDeps } from './types.ts';
 export const ROUTES: readonly RouteSpec[] = [
   ...emailRoutes,
   ...workflowRoutes,
+  ...scheduleRoutes,
   ...keyRoutes,
   ...healthRoutes,
   // GET /openapi.json (generated from these routes) and GET /docs.

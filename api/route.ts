@@ -11,7 +11,7 @@ import type { AppContext, AppDeps, AppMiddleware, AppRouter } from './types.ts';
  * added to a schema shows up in validation, types and docs at once.
  */
 export interface RouteSpec {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** Koa path, `:name` for path parameters. */
   path: string;
   operationId: string;

@@ -52,6 +52,7 @@ const EnvSchema = Type.Object({
   MAILROOM_SECRET: Type.String({ minLength: 32 }),
   SIGNUP_LINK_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
   CLICK_LINK_LIFETIME_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
+  SCHEDULE_MIN_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 60 }),
   SIGNUP_LIMIT_PER_RECIPIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   SIGNUP_LIMIT_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
   TRUSTED_PROXIES: Type.String({ default: '' }),
@@ -111,6 +112,8 @@ export interface Config {
   trustedProxies: string[];
   /** How long a click-tracking link redirects after its email was sent (docs/click-tracking.md). */
   clickLinkLifetimeMs: number;
+  /** The shortest `every` a recurring schedule may have (protects the cluster from a company's 1 s loop). */
+  scheduleMinIntervalSeconds: number;
   /**
    * The dev mail sink's folder: when set (only `npm run dev` sets it, and only
    * while the sink is on), the gateway serves the dev inbox (/dev/inbox) and the
@@ -212,6 +215,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     trustedProxies: trustedProxies(list(e.TRUSTED_PROXIES), fail),
     clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,
+    scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
     devInboxDir: e.DEV_INBOX_DIR,
   };
 }

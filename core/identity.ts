@@ -61,6 +61,7 @@ export const SCOPES = [
   'workflows:trigger',
   'workflows:read',
   'workflows:cancel',
+  'workflows:schedule',
   'keys:manage',
 ] as const;
 export type Scope = (typeof SCOPES)[number];

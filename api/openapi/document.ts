@@ -206,7 +206,9 @@ function operation(spec: RouteSpec, components: Components, workflow?: WorkflowD
 
   if (spec.body) {
     const schema =
-      workflow && spec.method === 'post' ? workflowInput(workflow, components) : spec.body.schema;
+      workflow && spec.operationId === 'triggerWorkflow'
+        ? workflowInput(workflow, components)
+        : spec.body.schema;
     op['requestBody'] = {
       required: true,
       content: { [JSON_TYPE]: { schema: components.use(schema) } },

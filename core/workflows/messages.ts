@@ -19,6 +19,11 @@ export const conflictingFields = (alias: string, canonical: string): string =>
 export const notTheCaller = (key: string): string => `${key} does not match the authenticated caller`;
 export const RUN_ID_TOO_LONG = 'runId must be at most 255 characters';
 export const CURSOR_INVALID = 'cursor is invalid';
+export const SCHEDULE_NOT_FOUND = 'schedule not found';
+export const SCHEDULE_SPEC_REQUIRED = 'exactly one of cron and every is required';
+export const TIMEZONE_INVALID = 'timezone must be an IANA time zone name, e.g. Europe/Berlin';
+export const scheduleInvalid = (cause: string): string => `schedule is not valid: ${cause}`;
+export const everyTooShort = (seconds: number): string => `every must be at least ${seconds} seconds`;
 export const WAIT_INVALID = 'wait must be a whole number of seconds from 1 to 60';
 export const controlCharacters = (field: string): string => `${field} must not contain control characters`;
 export const invalidAddress = (field: string): string => `${field} must be a valid email address`;
@@ -29,7 +34,7 @@ export const tooManyAddresses = (fields: readonly string[], max: number): string
 
 /** 500s carry the cause ("message carries the cause"). */
 export const failedTo = (
-  doing: 'start workflow' | 'read workflow run' | 'cancel workflow run',
+  doing: 'start workflow' | 'read workflow run' | 'cancel workflow run' | 'manage schedule',
   cause: string,
 ) => `failed to ${doing}: ${cause}`;
 

@@ -11,6 +11,7 @@ import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { runningHistory } from './run-history.ts';
 import { viewRun } from './run-status.ts';
 import { decodeCursor, encodeCursor } from './runs-cursor.ts';
+import { companyClause } from './visibility-query.ts';
 import { RUN_STATUSES, RunListResponseSchema, WorkflowNameParams, type RunListItem } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
@@ -37,8 +38,6 @@ const EXECUTION_STATUS = {
 } as const;
 
 const quoted = (value: string) => `'${value}'`;
-/** Ids the visibility query may carry: lower-case UUIDs only (never caller text). */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * The visibility query, built only from validated values (the registry's
@@ -46,8 +45,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * re-serialised by Date): nothing a caller types reaches it verbatim.
  */
 function visibilityQuery(workflowType: string, companyId: string, q: RunListQuery): string {
-  if (!UUID.test(companyId)) throw new HttpError(404, 'workflow run not found');
-  const parts = [`WorkflowType = ${quoted(workflowType)}`, `CompanyId = ${quoted(companyId)}`];
+  const parts = [`WorkflowType = ${quoted(workflowType)}`, companyClause(companyId)];
   if (q.status) {
     const status = EXECUTION_STATUS[q.status];
     parts.push(

@@ -11,6 +11,7 @@ export const WORKFLOW_AUTH = {
   trigger: { scope: 'workflows:trigger', identityFromKey: true },
   read: { scope: 'workflows:read', identityFromKey: true },
   cancel: { scope: 'workflows:cancel', identityFromKey: true },
+  schedule: { scope: 'workflows:schedule', identityFromKey: true },
 } as const satisfies Record<string, RouteAuth>;
 
 export const WORKFLOW_AUTH_FAILURES = {

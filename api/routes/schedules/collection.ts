@@ -1,0 +1,126 @@
+import { authenticatedCompany } from '../../middleware/authenticate.ts';
+import { defineRoute, failure } from '../../route.ts';
+import type { AppContext } from '../../types.ts';
+import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
+import { parse } from '../../../core/validation.ts';
+import { describeInputProblem } from '../../../core/workflows/messages.ts';
+import { COMPANY_ID } from '../../../core/workflows/search-attributes.ts';
+import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
+import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from '../workflow/owner.ts';
+import { WorkflowNameParams } from '../workflow/schema.ts';
+import { companyClause } from '../workflow/visibility-query.ts';
+import {
+  CreateScheduleBody,
+  ScheduleListResponseSchema,
+  ScheduleResponseSchema,
+  type CreateScheduleBody as CreateBody,
+} from './schema.ts';
+import {
+  actionOf,
+  findSchedule,
+  newScheduleId,
+  POLICIES,
+  specOf,
+  viewSchedule,
+  withTemporal,
+} from './temporal-schedule.ts';
+
+/** A listing shows at most this many schedules (a company keeps a handful per workflow). */
+const MAX_LISTED = 100;
+
+const reachOf = (ctx: AppContext) => ({
+  companyId: authenticatedCompany(ctx.state.principal).companyId,
+  boundOrganizationId: ctx.state.principal.boundOrganizationId,
+});
+
+/** POST /api/workflow/:workflowName/schedules: a recurring schedule of runs acting as the caller's company. */
+export const createScheduleRoute = defineRoute({
+  method: 'post',
+  path: '/api/workflow/:workflowName/schedules',
+  operationId: 'createWorkflowSchedule',
+  summary: 'Schedule a workflow to run repeatedly',
+  description:
+    'A Temporal Schedule (visible in the Web UI). `cron` (five fields) or `every` (e.g. `1h`), in `timezone` ' +
+    '(IANA, default UTC); `input` is validated exactly like a trigger. A run still going when the next is due ' +
+    'makes that one skipped.',
+  tag: 'workflow',
+  auth: WORKFLOW_AUTH.schedule,
+  params: WorkflowNameParams,
+  body: { schema: CreateScheduleBody, limit: '64kb' },
+  responses: {
+    201: { description: 'Created.', schema: ScheduleResponseSchema },
+    400: failure('Invalid spec, time zone or input.'),
+    ...WORKFLOW_AUTH_FAILURES,
+    403: failure('The API key lacks the workflows:schedule scope, or the input names another caller.'),
+    404: failure('Unknown workflow name.'),
+    500: failure('Temporal could not create the schedule.'),
+  },
+  async handler(ctx, { temporal, config }) {
+    const def = ctx.state.workflow;
+    const body: CreateBody = parse(CreateScheduleBody, ctx.request.body, describeInputProblem);
+    const caller = authenticatedCompany(ctx.state.principal);
+    const { spec, memo } = specOf(body, config.scheduleMinIntervalSeconds);
+    const input = validateWorkflowInput(def, body.input, caller, {
+      blockedDomains: config.blockedEmailDomains,
+    });
+    const scheduleId = newScheduleId(def);
+    const handle = await withTemporal(temporal, () =>
+      temporal.schedule.create({
+        scheduleId,
+        spec,
+        action: actionOf(def, input, caller, config.temporal.taskQueue, memo),
+        policies: POLICIES,
+        memo: { [CALLER_MEMO_KEY]: caller },
+        typedSearchAttributes: [{ key: COMPANY_ID, value: caller.companyId }],
+        state: { paused: body.paused ?? false },
+      }),
+    );
+    const desc = await withTemporal(temporal, () => handle.describe());
+    ctx.status = 201;
+    ctx.body = { success: true, schedule: viewSchedule(def, desc) };
+  },
+});
+
+/** GET /api/workflow/:workflowName/schedules: the company's schedules of that workflow. */
+export const listSchedulesRoute = defineRoute({
+  method: 'get',
+  path: '/api/workflow/:workflowName/schedules',
+  operationId: 'listWorkflowSchedules',
+  summary: "The company's schedules of a workflow",
+  description: `At most ${MAX_LISTED}.`,
+  tag: 'workflow',
+  auth: WORKFLOW_AUTH.read,
+  params: WorkflowNameParams,
+  responses: {
+    200: { description: 'The schedules.', schema: ScheduleListResponseSchema },
+    ...WORKFLOW_AUTH_FAILURES,
+    403: failure('The API key lacks the workflows:read scope.'),
+    404: failure('Unknown workflow name.'),
+    500: failure('Temporal could not be read.'),
+  },
+  async handler(ctx, { temporal }) {
+    const def = ctx.state.workflow;
+    const reach = reachOf(ctx);
+    // Ownership is checked again per schedule (findSchedule).
+    const ids = await withTemporal(temporal, async () => {
+      const found: string[] = [];
+      for await (const summary of temporal.schedule.list({ query: companyClause(reach.companyId) })) {
+        if (summary.action?.type === 'startWorkflow' && summary.action.workflowType === def.workflowType)
+          found.push(summary.scheduleId);
+        if (found.length >= MAX_LISTED) break;
+      }
+      return found;
+    });
+    const schedules = await Promise.all(
+      ids.map((id) =>
+        findSchedule(temporal, def, id, reach).then(
+          ({ desc }) => viewSchedule(def, desc),
+          () => undefined,
+        ),
+      ),
+    );
+    ctx.body = { success: true, workflowName: def.name, schedules: schedules.filter((s) => s !== undefined) };
+  },
+});
+
+export { reachOf };

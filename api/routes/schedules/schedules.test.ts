@@ -1,0 +1,139 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
+import { specOf } from './temporal-schedule.ts';
+
+/**
+ * Recurring schedules on the real Temporal server: each is a Temporal
+ * Schedule whose runs act as the company that created it.
+ */
+const h = new WorkflowHarness();
+before(async () => {
+  await h.start({ SCHEDULE_MIN_INTERVAL_SECONDS: '1' });
+  await h.startWorker();
+});
+after(() => h.stop());
+
+const EIN = 'send-email-received-ein';
+const base = `/api/workflow/${EIN}/schedules`;
+const einInput = () => ({
+  userId: h.caller.userId,
+  companyId: h.caller.companyId,
+  organizationId: randomUUID(),
+  emailAction: 'ein-received',
+  recipients: [`sched-${randomUUID()}@example.com`],
+});
+type Schedule = {
+  scheduleId: string;
+  paused: boolean;
+  recentRuns: Array<{ runId: string }>;
+  nextRunAt: string[];
+  every: string | null;
+  cron: string | null;
+  timezone: string;
+};
+const scheduleOf = (body: Record<string, unknown>) => body['schedule'] as Schedule;
+
+async function read(id: string): Promise<Schedule> {
+  const res = await h.request('GET', `${base}/${id}`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return scheduleOf(res.body);
+}
+
+async function untilRuns(id: string, count: number): Promise<Schedule> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const schedule = await read(id);
+    if (schedule.recentRuns.length >= count) return schedule;
+    if (Date.now() > deadline) assert.fail(`only ${schedule.recentRuns.length} runs`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('recurring schedules', () => {
+  it('an every: 2s schedule starts runs that complete, acting as the company; pausing stops them', async () => {
+    const created = await h.request('POST', base, { every: '2s', input: einInput() });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const schedule = scheduleOf(created.body);
+    assert.equal(schedule.every, '2s');
+    assert.equal(schedule.timezone, 'UTC');
+    assert.equal(schedule.paused, false);
+
+    const running = await untilRuns(schedule.scheduleId, 2);
+    for (const { runId } of running.recentRuns.slice(0, 2)) {
+      const run = await h.waitForStatus(EIN, runId, 'completed');
+      assert.equal(run.result?.result['message'], 'ein email sent');
+    }
+
+    const paused = await h.request('PATCH', `${base}/${schedule.scheduleId}`, { paused: true });
+    assert.equal(paused.status, 200);
+    assert.equal(scheduleOf(paused.body).paused, true);
+    const before = (await read(schedule.scheduleId)).recentRuns.length;
+    await new Promise((r) => setTimeout(r, 5_000));
+    assert.equal((await read(schedule.scheduleId)).recentRuns.length, before, 'no run while paused');
+
+    const removed = await h.request('DELETE', `${base}/${schedule.scheduleId}`);
+    assert.deepEqual(removed.body, { success: true, scheduleId: schedule.scheduleId, deleted: true });
+    assert.equal((await h.request('GET', `${base}/${schedule.scheduleId}`)).status, 404);
+  });
+
+  it('another company cannot see or change it (404, like an unknown id)', async () => {
+    const created = await h.request('POST', base, {
+      cron: '0 9 * * MON',
+      timezone: 'Europe/Berlin',
+      input: einInput(),
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const { scheduleId, nextRunAt, cron } = scheduleOf(created.body);
+    assert.equal(cron, '0 9 * * MON');
+    assert.ok(nextRunAt.length > 0);
+    const other = { 'X-Company-Id': randomUUID() };
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', { paused: true }],
+      ['DELETE', undefined],
+    ] as const) {
+      const res = await h.request(method, `${base}/${scheduleId}`, body, other);
+      assert.equal(res.status, 404, method);
+      assert.deepEqual(res.body, { success: false, error: 'schedule not found' });
+    }
+    const theirs = await h.request('GET', base, undefined, other);
+    assert.deepEqual(theirs.body['schedules'], []);
+    const deadline = Date.now() + 15_000;
+    let ours: Schedule[] = [];
+    while (Date.now() < deadline) {
+      ours = (await h.request('GET', base)).body['schedules'] as Schedule[];
+      if (ours.some((s) => s.scheduleId === scheduleId)) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(
+      ours.some((s) => s.scheduleId === scheduleId),
+      'listed for its company',
+    );
+    assert.equal((await h.request('DELETE', `${base}/${scheduleId}`)).status, 200);
+  });
+
+  it('validates the spec, the time zone and the input like a trigger', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ input: einInput() }, /exactly one of cron and every/],
+      [{ cron: '* * * * *', every: '1h', input: einInput() }, /exactly one of cron and every/],
+      [{ every: '0s', input: einInput() }, /every/],
+      [{ every: '1h', timezone: 'Mars/Olympus', input: einInput() }, /IANA time zone/],
+      [{ cron: 'every day', input: einInput() }, /cron/],
+      [{ cron: '99 * * * *', input: einInput() }, /schedule is not valid/],
+      [{ every: '1h', input: { ...einInput(), recipients: ['not-an-address'] } }, /recipients/],
+      [{ every: '1h', input: einInput(), extra: 1 }, /extra/],
+    ];
+    for (const [body, error] of cases) {
+      const res = await h.request('POST', base, body);
+      assert.equal(res.status, 400, JSON.stringify(body) + JSON.stringify(res.body));
+      assert.match(String(res.body['error']), error);
+    }
+  });
+
+  it('an every below SCHEDULE_MIN_INTERVAL_SECONDS is refused', () => {
+    assert.throws(() => specOf({ every: '30s' }, 60), /every must be at least 60 seconds/);
+    assert.deepEqual(specOf({ every: '2m' }, 60).spec.intervals, [{ every: '120s' }]);
+  });
+});
