@@ -124,7 +124,8 @@ export async function startBenchEnv(log: (line: string) => void, generator: Gene
       PUBLIC_BASE_URL: 'http://mailroom.bench',
       MAILROOM_SECRET: randomBytes(32).toString('hex'),
       AUTH_MODE: 'trusted-headers',
-      LOG_LEVEL: 'warn',
+      // Production's default (docker-compose.yml): the bench measures what users run.
+      LOG_LEVEL: 'info',
       LOG_PRETTY: 'false',
     };
     // BENCH_CPU_PROF=<dir>: our gateway and worker, and the floors' processes, write V8 CPU profiles

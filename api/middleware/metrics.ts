@@ -15,19 +15,29 @@ export const UNMATCHED_ROUTE = 'unmatched';
  * Mounted outside the error handler, it sees the status the caller got.
  */
 export function httpMetrics() {
+  // One label set per method, route and status, bound once: prom-client's
+  // labels() hashes the label values on every call, the bound child does not.
+  const bound = new Map<string, { count: { inc(): void }; time: { observe(seconds: number): void } }>();
+  const MAX_BOUND = 2_000; // methods are caller text: past this, label sets are not kept
   return async function recordHttpMetrics(ctx: Context, next: Next): Promise<void> {
-    const stopTimer = httpRequestDuration.startTimer();
+    const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
       const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
-      const labels = {
-        method: ctx.method,
-        route: typeof matched === 'string' ? matched : UNMATCHED_ROUTE,
-        status: String(ctx.status),
-      };
-      stopTimer(labels);
-      httpRequests.inc(labels);
+      const route = typeof matched === 'string' ? matched : UNMATCHED_ROUTE;
+      const status = String(ctx.status);
+      const key = `${ctx.method} ${route} ${status}`;
+      let series = bound.get(key);
+      if (!series) {
+        series = {
+          count: httpRequests.labels(ctx.method, route, status),
+          time: httpRequestDuration.labels(ctx.method, route, status),
+        };
+        if (bound.size < MAX_BOUND) bound.set(key, series);
+      }
+      series.count.inc();
+      series.time.observe(Number(process.hrtime.bigint() - started) / 1e9);
     }
   };
 }

@@ -5,9 +5,12 @@ import { Writable } from 'node:stream';
 import Koa from 'koa';
 import { pino } from 'pino';
 import { requestLog } from './request-log.ts';
+import { createAccessSummary } from './access-summary.ts';
 
 /** A Koa app with only the request log, its lines captured from a real pino logger. */
-async function withApp(run: (url: string, lines: Array<Record<string, unknown>>) => Promise<void>) {
+async function withApp(
+  run: (url: string, lines: Array<Record<string, unknown>>, flush: () => void) => Promise<void>,
+) {
   const lines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -16,16 +19,19 @@ async function withApp(run: (url: string, lines: Array<Record<string, unknown>>)
     },
   });
   const app = new Koa();
-  app.use(requestLog(pino({ level: 'info' }, sink)));
+  const logger = pino({ level: 'info' }, sink);
+  const summary = createAccessSummary(logger, 3_600_000);
+  app.use(requestLog(logger, summary));
   app.use((ctx) => {
-    ctx.status = ctx.path === '/missing' ? 404 : 200;
+    ctx.status = ctx.path === '/missing' ? 404 : ctx.path.endsWith('/broken') ? 503 : 200;
     ctx.body = 'ok';
   });
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   try {
-    await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines);
+    await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines, () => summary.flush());
   } finally {
+    summary.stop();
     server.close();
   }
 }
@@ -33,18 +39,42 @@ async function withApp(run: (url: string, lines: Array<Record<string, unknown>>)
 describe('request log', () => {
   it('logs method, path and status, never the query string (view keys are secrets)', async () => {
     await withApp(async (url, lines) => {
-      await fetch(`${url}/api/email/track?view_key=SECRET_VIEW_KEY`);
-      await fetch(`${url}/missing`, { method: 'POST' });
+      await fetch(`${url}/api/email/track`, { method: 'POST' });
+      await fetch(`${url}/missing?view_key=SECRET_VIEW_KEY`, { method: 'POST' });
       assert.equal(lines.length, 2);
       assert.deepEqual(
         lines.map((l) => [l['method'], l['path'], l['status'], l['msg']]),
         [
-          ['GET', '/api/email/track', 200, 'request'],
+          ['POST', '/api/email/track', 200, 'request'],
           ['POST', '/missing', 404, 'request'],
         ],
       );
       assert.ok(typeof lines[0]?.['ms'] === 'number');
       assert.ok(!JSON.stringify(lines).includes('SECRET_VIEW_KEY'));
+    });
+  });
+
+  it('summarises the pixel and click routes per interval; their failures are logged one by one', async () => {
+    await withApp(async (url, lines, flush) => {
+      for (let i = 0; i < 3; i++) await fetch(`${url}/api/email/track?view_key=SECRET_VIEW_KEY`);
+      await fetch(`${url}/api/email/click/TOKEN_A`);
+      await fetch(`${url}/api/email/click/TOKEN_B/broken`);
+      assert.deepEqual(
+        lines.map((l) => [l['path'], l['status']]),
+        [['/api/email/click/TOKEN_B/broken', 503]],
+        'only the failure, at once',
+      );
+      flush();
+      const summaries = lines.filter((l) => l['msg'] === 'requests summary');
+      assert.deepEqual(
+        summaries.map((l) => [l['route'], l['requests'], l['statuses']]),
+        [
+          ['GET /api/email/track', 3, { 200: 3 }],
+          ['GET /api/email/click/:token', 1, { 200: 1 }],
+        ],
+      );
+      assert.ok(!JSON.stringify(lines).includes('SECRET_VIEW_KEY'));
+      assert.ok(!JSON.stringify(lines).includes('TOKEN_A'), 'click tokens are not logged either');
     });
   });
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../core/logger.ts';
+import { createAccessSummary, summarisedRoute } from './access-summary.ts';
 
 /** A caller's own X-Request-Id is echoed when it is short and printable; otherwise we make one. */
 const ACCEPTABLE_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -8,10 +9,12 @@ const ACCEPTABLE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 /**
  * One structured line per request (method, path, status, duration) and an
  * `X-Request-Id` on every answer, so a client's report can be found in the logs.
+ * The tracking routes get a periodic summary line instead (access-summary.ts),
+ * except their failures.
  * The path is logged without its query string: the tracking pixel's view key is
  * a secret and has no business in log files.
  */
-export function requestLog(logger: Logger) {
+export function requestLog(logger: Logger, summary = createAccessSummary(logger)) {
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
     const started = process.hrtime.bigint();
     const given = ctx.get('x-request-id');
@@ -20,17 +23,19 @@ export function requestLog(logger: Logger) {
     try {
       await next();
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const line = {
-        requestId,
-        method: ctx.method,
-        path: ctx.path,
-        status: ctx.status,
-        ms: Math.round(ms * 10) / 10,
-      };
-      // Health probes poll every few seconds; keep them out of the info stream.
-      if (ctx.path === '/health' || ctx.path === '/ready') logger.debug(line, 'request');
-      else logger.info(line, 'request');
+      const ms = Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10;
+      const summarised = summarisedRoute(ctx.method, ctx.path);
+      if (summarised !== undefined && ctx.status < 500) summary.add(summarised, ctx.status, ms);
+      else logLine(logger, { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms });
     }
   };
+}
+
+function logLine(
+  logger: Logger,
+  line: { requestId: string; method: string; path: string; status: number; ms: number },
+) {
+  // Health probes poll every few seconds; keep them out of the info stream.
+  if (line.path === '/health' || line.path === '/ready') logger.debug(line, 'request');
+  else logger.info(line, 'request');
 }
