@@ -57,13 +57,16 @@ const EnvSchema = Type.Object({
   SIGNUP_LIMIT_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
   TRUSTED_PROXIES: Type.String({ default: '' }),
   SENDGRID_WEBHOOK_ALLOW_UNSIGNED: Type.Boolean({ default: false }),
+  EMAIL_PROVIDERS: Type.String({ pattern: '^(sendgrid|smtp)(,(sendgrid|smtp))?$', default: 'sendgrid' }),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', maxLength: 2000 })),
+  PROVIDER_BREAKER_COOLDOWN_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
   DEV_INBOX_DIR: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 type Env = Static<typeof EnvSchema>;
 
 /** Never echoed in a configuration error (it would land in logs). */
-const SECRET_VARIABLES = new Set(['MAILROOM_SECRET', 'SENDGRID_API_KEY', 'METRICS_TOKEN']);
+const SECRET_VARIABLES = new Set(['MAILROOM_SECRET', 'SENDGRID_API_KEY', 'METRICS_TOKEN', 'SMTP_URL']);
 const HINTS: Record<string, string> = {
   MAILROOM_SECRET: ': 32+ random characters, e.g. `openssl rand -hex 32` (npm run dev makes one)',
 };
@@ -86,6 +89,8 @@ export interface Config {
     /** Accept unsigned Event Webhook requests when no public key is set (dev only). */
     webhookAllowUnsigned: boolean;
   };
+  /** Providers in failover order (EMAIL_PROVIDERS); SMTP's relay URL (SMTP_URL). */
+  providers: { order: Array<'sendgrid' | 'smtp'>; smtpUrl: string | undefined; breakerCooldownMs: number };
   emailFrom: string;
   blockedEmailDomains: string[];
   workerConcurrency: number;
@@ -164,6 +169,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       throw fail('SENDGRID_WEBHOOK_PUBLIC_KEY', 'must be the base64 ECDSA verification key SendGrid shows');
     }
   }
+  const providerOrder = e.EMAIL_PROVIDERS.split(',') as Array<'sendgrid' | 'smtp'>;
+  if (providerOrder.includes('smtp') && e.SMTP_URL === undefined)
+    throw new ConfigError('invalid configuration: SMTP_URL is required when EMAIL_PROVIDERS names smtp');
+  if (new Set(providerOrder).size !== providerOrder.length)
+    throw fail('EMAIL_PROVIDERS', 'must name each provider once');
   const list = (value: string) =>
     value
       .split(',')
@@ -183,6 +193,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
+    },
+    providers: {
+      order: providerOrder,
+      smtpUrl: e.SMTP_URL,
+      breakerCooldownMs: e.PROVIDER_BREAKER_COOLDOWN_SECONDS * 1000,
     },
     sendgrid: {
       apiKey: e.SENDGRID_API_KEY,

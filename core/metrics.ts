@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * Mailroom's Prometheus metrics: one registry per process, defined here and
@@ -120,3 +120,27 @@ export const emailsSwept = new Counter({
 export async function exposition(): Promise<{ contentType: string; body: string }> {
   return { contentType: registry.contentType, body: await registry.metrics() };
 }
+
+/** Each provider's circuit breaker: 0 closed, 1 half-open (one probe call), 2 open (skipped). */
+export const providerBreakerState = new Gauge({
+  name: 'mailroom_provider_breaker_state',
+  help: "A provider's circuit breaker: 0 closed, 1 half-open, 2 open.",
+  labelNames: ['provider'] as const,
+  registers: [registry],
+});
+
+/** Calls to each provider by outcome: ok, transient, provider_rejected, outcome_unknown, skipped (breaker open). */
+export const providerSends = new Counter({
+  name: 'mailroom_provider_sends_total',
+  help: 'Sends handed to each provider, by outcome (ok, transient, provider_rejected, outcome_unknown, skipped).',
+  labelNames: ['provider', 'outcome'] as const,
+  registers: [registry],
+});
+
+/** A send that went on to the next provider after a transient failure (or an open breaker). */
+export const providerFailovers = new Counter({
+  name: 'mailroom_provider_failovers_total',
+  help: 'Sends passed from one provider to the next after a failure that proves the first did not take them.',
+  labelNames: ['from', 'to'] as const,
+  registers: [registry],
+});

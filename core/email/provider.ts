@@ -34,13 +34,17 @@ export interface OutgoingMail {
 }
 
 export interface MailProvider {
+  /** Recorded on the email as `provider` (`sendgrid`, `smtp`). */
+  name: string;
   /**
    * Resolves with the provider's message id; throws MailroomError 'transient'
    * (the provider did not take the message), 'provider_rejected' (it refused
    * it for good) or 'outcome_unknown' (it may have taken it: no answer came
    * back after the request was sent).
    */
-  send(mail: OutgoingMail): Promise<{ providerId: string }>;
+  send(
+    mail: OutgoingMail,
+  ): Promise<{ providerId: string; /** Which one took it, behind failover. */ provider?: string }>;
 }
 
 /** How long one Mail Send call may take before it counts as a transient failure. */
@@ -59,6 +63,7 @@ export function createSendGridProvider(config: Config): MailProvider | undefined
   mail.setTimeout(SEND_TIMEOUT_MS);
 
   return {
+    name: 'sendgrid',
     async send(message) {
       try {
         const built = new Mail({

@@ -43,7 +43,12 @@ export interface RecordStore {
    * it was, one round trip; a second write only when it was). False for an HTTP
    * send answered within the provider's timeout: nobody else writes its record.
    */
-  markSent(emailId: string, providerId: string, othersMayHaveFailedIt?: boolean): Promise<void>;
+  markSent(
+    emailId: string,
+    providerId: string,
+    othersMayHaveFailedIt?: boolean,
+    provider?: string,
+  ): Promise<void>;
   /** pending → failed; false (and nothing written) when the record is not pending. */
   markFailed(emailId: string, reason: string, kind: ErrorKind): Promise<boolean>;
   /**
@@ -169,13 +174,14 @@ export function recordStore(db: Db): RecordStore {
         );
       }),
 
-    markSent: (emailId, providerId, othersMayHaveFailedIt = true) =>
+    markSent: (emailId, providerId, othersMayHaveFailedIt = true, provider) =>
       lock.run(emailId, async () => {
         const now = new Date();
         // The provider id is kept even if a webhook event already moved the status on.
         const sent: UpdateFilter<EmailRecord> = {
           $set: {
             provider_id: providerId,
+            ...(provider ? { provider } : {}),
             updated_at: now,
             error: null,
             error_kind: null,

@@ -46,6 +46,8 @@ export interface EmailRecord {
   organization_id: string | null;
   user_id: string | null;
   provider_id: string | null;
+  /** The provider that took the message (`sendgrid`, `smtp`); absent until one did. */
+  provider?: string;
   /** Why the send failed (or, while pending, why the last attempt failed). */
   error: string | null;
   error_kind: ErrorKind | null;

@@ -268,6 +268,8 @@ export const EmailStatusSchema = Type.Object({
   delivered: Type.Boolean(),
   resource_type_ref: Type.Union([Type.String(), Type.Null()]),
   resource_id_ref: Type.Union([Type.String(), Type.Null()]),
+  /** The provider that took the message (`sendgrid`, `smtp`); null until one did. */
+  provider: Type.Union([Type.String(), Type.Null()]),
 });
 export type EmailStatus = Static<typeof EmailStatusSchema>;
 

@@ -238,9 +238,10 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     }
 
     let providerId: string;
+    let sentBy: string;
     const stopTimer = providerCallDuration.startTimer();
     try {
-      ({ providerId } = await provider.send({
+      const taken = await provider.send({
         emailId: record.email_id,
         from: input.from ?? deps.sender,
         to: input.to,
@@ -252,7 +253,9 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         text: rendered.text,
         attachments,
         categories: input.tags,
-      }));
+      });
+      providerId = taken.providerId;
+      sentBy = taken.provider ?? provider.name;
       stopTimer({ outcome: 'ok' });
     } catch (err) {
       const failure = isMailroomError(err)
@@ -290,7 +293,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
 
     try {
       // Only a keyed (workflow) send's record has other writers: a workflow giving up on it.
-      await records.markSent(record.email_id, providerId, key !== undefined);
+      await records.markSent(record.email_id, providerId, key !== undefined, sentBy);
     } catch (err) {
       // The provider has the message: answering failure would invite a second
       // send. Keep trying to record it in the background (the database may be
@@ -300,7 +303,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         { err, email_id: record.email_id, provider_id: providerId },
         'email sent but record not updated; retrying in the background',
       );
-      recordSentLater(record.email_id, providerId);
+      recordSentLater(record.email_id, providerId, sentBy);
     }
     return answer(record.email_id, providerId, skipped);
   }
@@ -382,12 +385,12 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
   }
 
   /** markSent again every MARK_SENT_RETRY_MS, up to MARK_SENT_RETRIES times; never keeps the process alive. */
-  function recordSentLater(emailId: string, providerId: string, attempt = 1): void {
+  function recordSentLater(emailId: string, providerId: string, sentBy: string, attempt = 1): void {
     setTimeout(() => {
-      records.markSent(emailId, providerId).then(
+      records.markSent(emailId, providerId, true, sentBy).then(
         () => logger.info({ email_id: emailId, attempt }, 'email record updated after a retry'),
         (err: unknown) => {
-          if (attempt < MARK_SENT_RETRIES) recordSentLater(emailId, providerId, attempt + 1);
+          if (attempt < MARK_SENT_RETRIES) recordSentLater(emailId, providerId, sentBy, attempt + 1);
           else logger.error({ err, email_id: emailId }, 'email sent but record still not updated');
         },
       );

@@ -16,7 +16,8 @@ import type { EmailService } from './contract.ts';
 import { idempotencyKeys } from './idempotency-keys.ts';
 import { ensureEmailIndexes } from './indexes.ts';
 import { CLICK_LINK_EXPIRED, EMAIL_NOT_FOUND, INVALID_CLICK_LINK, OUTCOME_UNKNOWN } from './messages.ts';
-import { createSendGridProvider, defaultSender, type MailProvider } from './provider.ts';
+import { defaultSender, type MailProvider } from './provider.ts';
+import { createProviders } from './providers/index.ts';
 import { recordStore } from './record-store.ts';
 import { createSendPipeline } from './send-pipeline.ts';
 import { sweepStuckPending } from './sweeper.ts';
@@ -83,7 +84,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     records,
     keys,
     suppressions,
-    provider: deps.provider ?? createSendGridProvider(config),
+    provider: deps.provider ?? createProviders(config, logger),
     sender: defaultSender(config),
     publicBaseUrl: config.publicBaseUrl,
     clicks,

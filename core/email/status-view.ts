@@ -15,5 +15,6 @@ export function toStatus(record: EmailRecord): EmailStatus {
     delivered: record.delivered,
     resource_type_ref: record.resource_type_ref,
     resource_id_ref: record.resource_id_ref,
+    provider: record.provider ?? null,
   };
 }

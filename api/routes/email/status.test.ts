@@ -3,11 +3,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { AUTH, COMPANY, invoiceBody, useEmailApp, welcomeBody } from '../../../test/support/email-app.ts';
 
+/** The interface's status fields, plus `provider` (which provider took the message, with failover). */
 const STATUS_FIELDS = [
   'created_at',
   'delivered',
   'email_id',
   'opened',
+  'provider',
   'recipient_email',
   'recipient_name',
   'resource_id_ref',
@@ -33,7 +35,7 @@ describe('GET /api/email/status/:email_id', () => {
     emailId = String(res.body['email_id']);
   });
 
-  it('returns exactly the interface’s status fields (never view_key)', async () => {
+  it('returns exactly the interface’s status fields and the provider (never view_key)', async () => {
     const res = await app.get(`/api/email/status/${emailId}`);
     assert.equal(res.status, 200);
     assert.equal(res.body['success'], true);
@@ -49,6 +51,7 @@ describe('GET /api/email/status/:email_id', () => {
     assert.equal(data['delivered'], false);
     assert.equal(data['resource_type_ref'], 'invoice');
     assert.equal(data['resource_id_ref'], '42');
+    assert.equal(data['provider'], 'sendgrid');
     assert.ok(!Number.isNaN(Date.parse(String(data['created_at']))));
     assert.ok(Math.abs(Date.now() - Date.parse(String(data['created_at']))) < 60_000);
   });
