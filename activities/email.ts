@@ -24,7 +24,7 @@ export interface EinEmailRequest {
   ccs?: string[] | undefined;
   recipientName?: string | undefined;
   resourceIdRef?: string | undefined;
-  caller: Required<Caller>;
+  caller: Required<Omit<Caller, 'test'>> & Pick<Caller, 'test'>;
 }
 
 export interface SentEmail {

@@ -9,6 +9,8 @@ export interface Caller {
   companyId?: string | undefined;
   organizationId?: string | undefined;
   userId?: string | undefined;
+  /** Test mode (a `mr_test_…` key): carried in a run's memo so its sends are test sends too. */
+  test?: boolean | undefined;
 }
 
 /** A checked identity: each id present is a lower-cased UUID. */
@@ -88,6 +90,8 @@ export interface Principal {
    * trusted headers, a workflow acting for its trigger).
    */
   boundOrganizationId?: string | undefined;
+  /** Authenticated by a test-mode key (or a run it started): sends never reach a provider. */
+  test?: boolean | undefined;
 }
 
 /**
@@ -107,4 +111,8 @@ export function withinReach(
 }
 
 /** A caller whose identity is established: a workflow acting for its trigger, a trusted backend. */
-export const authenticatedAs = (caller: Caller): Principal => ({ caller, authenticated: true });
+export const authenticatedAs = (caller: Caller): Principal => ({
+  caller,
+  authenticated: true,
+  ...(caller.test === true ? { test: true } : {}),
+});

@@ -9,10 +9,11 @@ import { CALLER_MEMO_KEY, type Caller } from '../core/identity.ts';
 export function runCaller(): Caller {
   const memo = workflowInfo().memo?.[CALLER_MEMO_KEY];
   if (typeof memo !== 'object' || memo === null) return {};
-  const { companyId, organizationId, userId } = memo as Record<string, unknown>;
+  const { companyId, organizationId, userId, test } = memo as Record<string, unknown>;
   const caller: Caller = {};
   if (typeof companyId === 'string') caller.companyId = companyId;
   if (typeof organizationId === 'string') caller.organizationId = organizationId;
   if (typeof userId === 'string') caller.userId = userId;
+  if (test === true) caller.test = true;
   return caller;
 }

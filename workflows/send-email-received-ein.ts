@@ -5,6 +5,7 @@ import type {
   SendEmailReceivedEinInput,
   SendEmailReceivedEinResult,
 } from '../core/workflows/send-email-received-ein.input.ts';
+import { runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { EMAIL_STEP } from './retry-policy.ts';
 
@@ -27,7 +28,13 @@ export async function sendEmailReceivedEin(
       ccs: input.ccs,
       recipientName: input.recipientName,
       resourceIdRef: input.resource_id_ref,
-      caller: { companyId: input.companyId, organizationId: input.organizationId, userId: input.userId },
+      caller: {
+        companyId: input.companyId,
+        organizationId: input.organizationId,
+        userId: input.userId,
+        // Triggered with a test-mode key: the email is a test send too.
+        ...(runCaller().test ? { test: true } : {}),
+      },
     }),
   );
   recordEmailId(sent.emailId);

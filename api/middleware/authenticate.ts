@@ -124,6 +124,7 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
       clientIp,
       scopes: key.scopes,
       boundOrganizationId,
+      ...(key.test ? { test: true } : {}),
     };
     return next();
   };
@@ -139,7 +140,8 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
 export function authenticatedCompany(principal: Principal): Caller & { companyId: string } {
   const caller = principal.authenticated ? checkIdentity(principal.caller) : undefined;
   if (!caller?.companyId) throw unauthorized();
-  return { ...callerOf(caller), companyId: caller.companyId };
+  // A test key's runs carry test mode in their memo (workflows send in test mode too).
+  return { ...callerOf(caller), companyId: caller.companyId, ...(principal.test ? { test: true } : {}) };
 }
 
 /** The identity headers that were sent, trimmed (empty ones left out). */

@@ -40,6 +40,24 @@ describe('npm run keys', () => {
     assert.deepEqual(verified?.scopes, ['email:send', 'workflows:trigger']);
   });
 
+  it('create --test makes a test-mode key (mr_test_…), listed as mode=test', async () => {
+    const company = randomUUID();
+    const lines = await runKeyCommand(store, [
+      'create',
+      '--company',
+      company,
+      '--name',
+      'ci',
+      '--scopes',
+      'email:send',
+      '--test',
+    ]);
+    const plaintext = lines[lines.length - 1]!;
+    assert.match(plaintext, /^mr_test_[0-9a-f]{24}_/);
+    assert.equal((await store.verify(plaintext))?.test, true);
+    assert.match((await runKeyCommand(store, ['list', '--company', company]))[0]!, /mode=test$/);
+  });
+
   it('list shows ids, companies and scopes but never a secret; revoke ends a key', async () => {
     const company = randomUUID();
     const key = (

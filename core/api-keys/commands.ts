@@ -6,7 +6,7 @@ import type { ApiKey, KeyStore } from './key-store.ts';
  * The operator's key commands (`npm run keys -- …`, infra/keys-cli.ts), apart
  * from process concerns so tests run them against a real store:
  *
- *   create --company <uuid> [--organization <uuid>] --name <text> --scopes <list|all>
+ *   create --company <uuid> [--organization <uuid>] --name <text> --scopes <list|all> [--test]
  *   list [--company <uuid>]
  *   revoke <id>
  *
@@ -15,7 +15,7 @@ import type { ApiKey, KeyStore } from './key-store.ts';
 export class UsageError extends Error {}
 
 export const USAGE = [
-  'usage: npm run keys -- create --company <uuid> [--organization <uuid>] --name <text> --scopes <list|all>',
+  'usage: npm run keys -- create --company <uuid> [--organization <uuid>] --name <text> --scopes <list|all> [--test]',
   '       npm run keys -- list [--company <uuid>]',
   '       npm run keys -- revoke <id>',
   `scopes: ${SCOPES.join(', ')}`,
@@ -30,14 +30,15 @@ export async function runKeyCommand(store: KeyStore, argv: readonly string[]): P
       organization: { type: 'string' },
       name: { type: 'string' },
       scopes: { type: 'string' },
+      test: { type: 'boolean' },
     },
-  }).valueOf() as { values: Record<string, string | undefined>; positionals: string[] };
+  }).valueOf() as { values: Record<string, string | boolean | undefined>; positionals: string[] };
   const [command, ...rest] = positionals;
   switch (command) {
     case 'create':
       return create(store, values);
     case 'list':
-      return list(store, values['company']);
+      return list(store, values['company'] as string | undefined);
     case 'revoke': {
       const id = rest[0];
       if (!id) throw new UsageError('revoke needs the key id (see `list`)');
@@ -49,8 +50,12 @@ export async function runKeyCommand(store: KeyStore, argv: readonly string[]): P
   }
 }
 
-async function create(store: KeyStore, values: Record<string, string | undefined>): Promise<string[]> {
-  const { company, organization, name, scopes } = values;
+async function create(
+  store: KeyStore,
+  values: Record<string, string | boolean | undefined>,
+): Promise<string[]> {
+  const { company, organization, name, scopes } = values as Record<string, string | undefined>;
+  const test = values['test'] === true;
   if (!company || !isUuid(company)) throw new UsageError('--company must be the company UUID');
   if (organization !== undefined && !isUuid(organization))
     throw new UsageError('--organization must be a UUID');
@@ -60,9 +65,10 @@ async function create(store: KeyStore, values: Record<string, string | undefined
     organizationId: organization?.toLowerCase() ?? null,
     name: name.trim(),
     scopes: parseScopes(scopes),
+    test,
   });
   return [
-    `created key ${key.id} "${key.name}" for company ${key.companyId}` +
+    `created ${test ? 'test-mode ' : ''}key ${key.id} "${key.name}" for company ${key.companyId}` +
       (key.organizationId ? `, organization ${key.organizationId}` : '') +
       ` with scopes ${key.scopes.join(', ')}`,
     'the key (shown once, only its hash is stored; send it as `Authorization: Bearer <key>`):',
@@ -97,4 +103,5 @@ const describeKey = (key: ApiKey): string =>
     `scopes=${key.scopes.join(',')}`,
     `created=${key.createdAt.toISOString()}`,
     `last_used=${key.lastUsedAt?.toISOString() ?? 'never'}`,
+    `mode=${key.test ? 'test' : 'live'}`,
   ].join('  ');

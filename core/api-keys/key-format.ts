@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * An API key as callers send it: `mr_<id>_<secret>`.
+ * An API key as callers send it: `mr_<id>_<secret>`, or `mr_test_<id>_<secret>`
+ * for a test-mode key (its sends never reach a provider: docs/test-mode.md).
  *
  *   id      24 hex characters (96 random bits): names the stored key, so a
  *           lookup is one primary-key read; shown in lists, not a secret.
@@ -13,7 +14,7 @@ const PREFIX = 'mr_';
 const ID_HEX = 24;
 const SECRET_BYTES = 32;
 const SECRET_CHARS = 43;
-const SHAPE = new RegExp(`^${PREFIX}([0-9a-f]{${ID_HEX}})_([A-Za-z0-9_-]{${SECRET_CHARS}})$`);
+const SHAPE = new RegExp(`^${PREFIX}(test_)?([0-9a-f]{${ID_HEX}})_([A-Za-z0-9_-]{${SECRET_CHARS}})$`);
 
 export interface NewKey {
   id: string;
@@ -22,16 +23,16 @@ export interface NewKey {
   secretHash: string;
 }
 
-export function generateKey(): NewKey {
+export function generateKey(test = false): NewKey {
   const id = randomBytes(ID_HEX / 2).toString('hex');
   const secret = randomBytes(SECRET_BYTES).toString('base64url');
-  return { id, plaintext: `${PREFIX}${id}_${secret}`, secretHash: hashSecret(secret) };
+  return { id, plaintext: `${PREFIX}${test ? 'test_' : ''}${id}_${secret}`, secretHash: hashSecret(secret) };
 }
 
 /** The id and secret of a well-formed key; undefined for anything else. */
-export function parseKey(plaintext: string): { id: string; secret: string } | undefined {
+export function parseKey(plaintext: string): { id: string; secret: string; test: boolean } | undefined {
   const match = SHAPE.exec(plaintext);
-  return match ? { id: match[1]!, secret: match[2]! } : undefined;
+  return match ? { id: match[2]!, secret: match[3]!, test: match[1] !== undefined } : undefined;
 }
 
 export function hashSecret(secret: string): string {

@@ -16,6 +16,8 @@ export interface ApiKeyDocument {
   name: string;
   scopes: Scope[];
   secret_hash: string;
+  /** A test-mode key (`mr_test_…`): its sends never reach a provider. Absent on keys made before. */
+  test?: boolean;
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
@@ -28,6 +30,7 @@ export interface ApiKey {
   organizationId: string | null;
   name: string;
   scopes: Scope[];
+  test: boolean;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
@@ -38,6 +41,7 @@ export interface NewApiKey {
   organizationId?: string | null | undefined;
   name: string;
   scopes: readonly Scope[];
+  test?: boolean | undefined;
 }
 
 export interface KeyStore {
@@ -69,6 +73,7 @@ const toApiKey = (doc: ApiKeyDocument): ApiKey => ({
   organizationId: doc.organization_id,
   name: doc.name,
   scopes: doc.scopes,
+  test: doc.test === true,
   createdAt: doc.created_at,
   lastUsedAt: doc.last_used_at,
   revokedAt: doc.revoked_at,
@@ -98,7 +103,7 @@ export function keyStore(db: Db, logger: Logger): KeyStore {
 
   return {
     async create(input) {
-      const { id, plaintext, secretHash } = generateKey();
+      const { id, plaintext, secretHash } = generateKey(input.test === true);
       const doc: ApiKeyDocument = {
         _id: id,
         // Every UUID Mailroom stores is lower-case, whoever spelled it.
@@ -107,6 +112,7 @@ export function keyStore(db: Db, logger: Logger): KeyStore {
         name: input.name,
         scopes: [...new Set(input.scopes)],
         secret_hash: secretHash,
+        ...(input.test ? { test: true } : {}),
         created_at: new Date(),
         last_used_at: null,
         revoked_at: null,
@@ -138,6 +144,8 @@ export function keyStore(db: Db, logger: Logger): KeyStore {
       if (!parsed) return undefined;
       const doc = await load(parsed.id);
       if (!doc || doc.revoked_at || !secretMatches(parsed.secret, doc.secret_hash)) return undefined;
+      // A live key's secret with the test prefix, or the reverse, proves nothing.
+      if (parsed.test !== (doc.test === true)) return undefined;
       noteUse(doc._id);
       return toApiKey(doc);
     },

@@ -9,6 +9,8 @@ export const CreateKeyBodySchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     scopes: Type.Array(ScopeSchema, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
+    /** A test-mode key (`mr_test_…`): sends are recorded and tracked, never delivered (docs/test-mode.md). */
+    test: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -20,6 +22,7 @@ export const ApiKeySchema = Type.Object({
   company_id: Type.String({ format: 'uuid' }),
   organization_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   scopes: Type.Array(ScopeSchema),
+  test: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),
   last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
@@ -43,6 +46,7 @@ export const apiKeyView = (key: ApiKey): Static<typeof ApiKeySchema> => ({
   company_id: key.companyId,
   organization_id: key.organizationId,
   scopes: key.scopes,
+  test: key.test,
   created_at: key.createdAt.toISOString(),
   last_used_at: key.lastUsedAt?.toISOString() ?? null,
   revoked_at: key.revokedAt?.toISOString() ?? null,

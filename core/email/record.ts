@@ -72,6 +72,8 @@ export interface EmailRecord {
    * unknown outcome the provider later proves.
    */
   resends?: number;
+  /** Sent with a test-mode key: never reached a provider; seen only by test-mode callers. */
+  test?: boolean;
   tags: string[];
   locale: string;
   language: string;

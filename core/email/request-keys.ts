@@ -83,6 +83,8 @@ export interface IdempotentRequest<T> {
   companyId: string | undefined;
   /** The organization an organization-bound caller is limited to (its own keys); undefined: company-wide. */
   organizationId?: string | undefined;
+  /** A test-mode caller's keys are apart from the live ones of the same company. */
+  test?: boolean | undefined;
   key: string;
   kind: RequestKind;
   body: unknown;
@@ -209,7 +211,7 @@ export function requestKeys(db: Db, records: RecordStore, logger: Logger): Reque
         request.organizationId === undefined
           ? request.companyId
           : `${request.companyId}:${request.organizationId}`;
-      const id = `${scope}/${key}`;
+      const id = `${request.test ? 'test:' : ''}${scope}/${key}`;
       const bodyHash = await hashOf(request.kind, request.body);
       const waitUntil = Date.now() + WAIT_MS;
 

@@ -16,6 +16,7 @@ import {
   providerUnavailable,
 } from './messages.ts';
 import type { MailProvider, OutgoingAttachment } from './provider.ts';
+import { testEventsFor, testProvider } from './providers/test-mode.ts';
 import type { Address } from './addresses.ts';
 import type { ClickTracking } from './click-tracking.ts';
 import type { HtmlRenderPool, RenderedHtml } from './html-render-pool.ts';
@@ -90,10 +91,12 @@ export type Deliver = (
   attachments: OutgoingAttachment[],
   identity: Identity,
   key: string | undefined,
+  /** A test-mode send (test-mode.ts): recorded and tracked, never handed to a provider. */
+  test?: boolean,
 ) => Promise<SendResult>;
 
 export function createSendPipeline(deps: SendPipelineDeps): Deliver {
-  const { records, keys, provider, logger } = deps;
+  const { records, keys, logger } = deps;
 
   const pixelUrl = (viewKey: string) =>
     `${deps.publicBaseUrl}/api/email/track?view_key=${encodeURIComponent(viewKey)}`;
@@ -124,14 +127,15 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     input: NormalizedSend,
     identity: Identity,
     key: string | undefined,
+    test: boolean,
   ): Promise<{ record: EmailRecord; isNew: boolean } | { done: SendResult }> {
     if (key === undefined)
-      return { record: newRecord(input, identity, randomUUID(), undefined), isNew: true };
+      return { record: newRecord(input, identity, randomUUID(), undefined, test), isNew: true };
     const candidateId = randomUUID();
     // The usual case, a key's first attempt: one write reserves the record id
     // and takes the lease, and no record can exist yet.
     if (await keys.reserveFirst(key, candidateId, leaseUntil()))
-      return { record: newRecord(input, identity, candidateId, key), isNew: true };
+      return { record: newRecord(input, identity, candidateId, key, test), isNew: true };
     const emailId = await keys.findEmailId(key);
     if (emailId === undefined) throw new Error(`idempotency key vanished: ${key}`);
     // Replays of a finished send are answered without touching the lease.
@@ -144,7 +148,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     if (!(await keys.claimAttempt(key, leaseUntil()))) throw new MailroomError('transient', IN_PROGRESS);
     // Read again under the lease: the previous holder may have finished in between.
     let existing = await records.findById(emailId);
-    if (!existing) return { record: newRecord(input, identity, emailId, key), isNew: true };
+    if (!existing) return { record: newRecord(input, identity, emailId, key, test), isNew: true };
     if (failedBeforeHandOver(existing)) existing = await reopen(existing, key);
     const done = finished(existing);
     if (done) return done;
@@ -201,8 +205,9 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     attachments: OutgoingAttachment[],
     identity: Identity,
     key: string | undefined,
+    test = false,
   ): Promise<SendResult> {
-    const claimed = await claimRecord(requested, identity, key);
+    const claimed = await claimRecord(requested, identity, key, test);
     if ('done' in claimed) return claimed.done;
     // The suppression check (a database read) runs while the message renders:
     // the rendering does not depend on the recipients.
@@ -222,12 +227,13 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       // we took it over): answer as it will. Keep our lease: releasing it would
       // let this very retry send while that attempt may still be sending.
       if (key !== undefined && isDuplicateKeyError(err))
-        return deliver(requested, attachments, identity, key);
+        return deliver(requested, attachments, identity, key, test);
       // Nothing reached the provider: the retry need not wait for the lease to expire.
       if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
       throw err;
     }
     const { rendered, input, skipped, record } = prepared;
+    const provider = test ? testProvider : deps.provider;
 
     if (!provider) {
       // (markFailed keeps the attempt mark; harmless: the record is no longer pending.)
@@ -305,7 +311,13 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       );
       recordSentLater(record.email_id, providerId, sentBy);
     }
+    if (test) await playTestEvents(record.email_id, input.to[0]?.email ?? '');
     return answer(record.email_id, providerId, skipped);
+  }
+
+  /** What a real provider's events would do next, for a test send (test-mode.ts). */
+  async function playTestEvents(emailId: string, firstTo: string): Promise<void> {
+    for (const event of testEventsFor(firstTo)) await records.applyEvent({ email_id: emailId }, event);
   }
 
   /**
@@ -427,6 +439,7 @@ function newRecord(
   identity: Identity,
   emailId: string,
   key: string | undefined,
+  test: boolean,
 ): EmailRecord {
   const now = new Date();
   return {
@@ -452,6 +465,7 @@ function newRecord(
     error: null,
     error_kind: null,
     ...(key === undefined ? {} : { idempotency_key: key }),
+    ...(test ? { test: true } : {}),
     tags: input.tags,
     locale: input.locale,
     language: input.language,

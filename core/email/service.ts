@@ -139,7 +139,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       await limits.consume(input.to[0]!.email, principal.clientIp);
     }
     const attachments = await resolveAttachments(input.attachments, fetcher);
-    return deliver(input, attachments, identity, options.idempotencyKey);
+    return deliver(input, attachments, identity, options.idempotencyKey, principal.test === true);
   };
 
   return {
@@ -155,7 +155,9 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       // An organization-bound key's keys are its organization's: another
       // organization's answers (and their email ids) are not replayed to it.
       const organizationId = principal.boundOrganizationId;
-      return requests.once({ companyId, organizationId, key, kind, body, run, emailIdsOf: emailIdsOf });
+      // A test key's Idempotency-Keys never replay a live answer, nor the reverse.
+      const test = principal.test === true;
+      return requests.once({ companyId, organizationId, test, key, kind, body, run, emailIdsOf: emailIdsOf });
     },
 
     sendBulk(body, principal) {
@@ -168,6 +170,8 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       if (!isUuid(emailId)) throw notFound;
       const record = await records.findById(emailId.toLowerCase());
       if (!record || !canSee(identity, record, principal.boundOrganizationId)) throw notFound;
+      // Test and live data are apart: a test key sees test sends only, a live key live ones.
+      if ((record.test === true) !== (principal.test === true)) throw notFound;
       return toStatus(record);
     },
 

@@ -70,6 +70,8 @@ export const createKeyRoute = defineRoute({
       organizationId: ctx.state.principal.boundOrganizationId ?? owner.organizationId ?? null,
       name: body.name,
       scopes: body.scopes,
+      // A test key makes test keys only: it cannot mint a live one.
+      test: body.test === true || ctx.state.principal.test === true,
     });
     ctx.status = 201;
     ctx.body = { success: true, key: apiKeyView(key), secret: plaintext };

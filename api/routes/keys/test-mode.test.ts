@@ -1,0 +1,93 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Scope } from '../../../core/identity.ts';
+import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
+
+/**
+ * Test-mode keys over HTTP against a real gateway in AUTH_MODE=api-key: sends
+ * are validated, recorded and tracked like live ones and never reach the
+ * provider (the fake SendGrid counts every request it gets).
+ */
+describe('test-mode keys', () => {
+  const app = useEmailApp({ env: { AUTH_MODE: 'api-key' } });
+  const company = randomUUID();
+  const organization = randomUUID();
+  const identity = { 'x-company-id': company, 'x-organization-id': organization, 'x-user-id': randomUUID() };
+  const key = async (test: boolean, scopes: Scope[] = ['email:send', 'email:read', 'keys:manage']) =>
+    (await app.keys.create({ companyId: company, organizationId: organization, name: 'k', scopes, test }))
+      .plaintext;
+
+  async function sendTo(to: string, secret: string) {
+    const res = await app.post('/api/email/send', invoiceBody({ to }), {
+      ...identity,
+      authorization: `Bearer ${secret}`,
+    });
+    return res;
+  }
+  const statusOf = async (emailId: string, secret: string) =>
+    app.get(`/api/email/status/${emailId}`, { ...identity, authorization: `Bearer ${secret}` });
+
+  it('POST /api/keys with "test": true makes an mr_test_ key; a test key makes test keys only', async () => {
+    const live = await key(false);
+    const created = await app.post(
+      '/api/keys',
+      { name: 'ci', scopes: ['email:send'], test: true },
+      { authorization: `Bearer ${live}` },
+    );
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.match(String(created.body['secret']), /^mr_test_[0-9a-f]{24}_/);
+    assert.equal((created.body['key'] as Record<string, unknown>)['test'], true);
+
+    const testAdmin = await key(true);
+    const minted = await app.post(
+      '/api/keys',
+      { name: 'x', scopes: ['email:send'], test: false },
+      { authorization: `Bearer ${testAdmin}` },
+    );
+    assert.equal(minted.status, 201);
+    assert.match(String(minted.body['secret']), /^mr_test_/);
+  });
+
+  it('a test send is recorded, follows the recipient address, and never reaches the provider', async () => {
+    const test = await key(true);
+    const cases: Array<[string, number, string]> = [
+      ['delivered@example.com', 200, 'delivered'],
+      ['opened+run1@example.com', 200, 'opened'],
+      ['bounced@example.com', 200, 'bounced'],
+      ['delayed@example.com', 200, 'sent'],
+      ['someone@example.com', 200, 'sent'],
+    ];
+    for (const [to, code, status] of cases) {
+      const res = await sendTo(to, test);
+      assert.equal(res.status, code, `${to}: ${JSON.stringify(res.body)}`);
+      const seen = await statusOf(String(res.body['email_id']), test);
+      assert.equal(seen.status, 200);
+      const data = seen.body['data'] as Record<string, unknown>;
+      assert.equal(data['status'], status, to);
+      assert.equal(data['provider'], 'test');
+    }
+    // Answered as a live provider's rejection is: 500 with the provider's words.
+    const rejected = await sendTo('rejected@example.com', test);
+    assert.equal(rejected.status, 500);
+    assert.match(String(rejected.body['error']), /test mode: rejected@ address/);
+    assert.equal(app.fake.received.length, 0, 'nothing reached the provider');
+  });
+
+  it('test and live data are apart: each key sees its own mode only', async () => {
+    const test = await key(true);
+    const live = await key(false);
+    const testSend = await sendTo('delivered@example.com', test);
+    const liveSend = await sendTo('customer@example.com', live);
+    assert.equal(app.fake.received.length, 1, 'only the live send reached the provider');
+    assert.equal((await statusOf(String(testSend.body['email_id']), live)).status, 404);
+    assert.equal((await statusOf(String(liveSend.body['email_id']), test)).status, 404);
+    assert.equal((await statusOf(String(liveSend.body['email_id']), live)).status, 200);
+  });
+
+  it('a live key presented with the test prefix (or the reverse) is refused', async () => {
+    const live = await key(false);
+    const forged = live.replace(/^mr_/, 'mr_test_');
+    assert.equal((await sendTo('someone@example.com', forged)).status, 401);
+  });
+});
