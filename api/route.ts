@@ -1,7 +1,22 @@
-import { Type, type TObject, type TSchema } from '@sinclair/typebox';
-import { authenticate, type RouteAuth } from './middleware/authenticate.ts';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { describeBodyProblem } from '../core/email/messages.ts';
+import type { DescribeProblem } from '../core/validation.ts';
+import { authenticate, requireCompany, type RouteAuth } from './middleware/authenticate.ts';
 import { jsonBody, type BodyLimits } from './middleware/json-body.ts';
+import { validateRequest } from './middleware/request-validation.ts';
 import type { AppContext, AppDeps, AppMiddleware, AppRouter } from './types.ts';
+
+/** What `mountRoutes` validated of a request's strings, typed by the route's schemas. */
+export interface ValidRequest<P extends TObject, Q extends TObject, H extends TObject> {
+  params: Static<P>;
+  query: Static<Q>;
+  headers: Static<H>;
+}
+
+/** A handler's context: the app's, plus `ctx.valid` (the route's params, query and headers). */
+export type RouteContext<P extends TObject, Q extends TObject, H extends TObject> = AppContext & {
+  valid: ValidRequest<P, Q, H>;
+};
 
 /**
  * One endpoint: its request concerns, its schemas and its handler, declared in
@@ -10,7 +25,11 @@ import type { AppContext, AppDeps, AppMiddleware, AppRouter } from './types.ts';
  * generated from the same declarations and the core's schemas, so a field
  * added to a schema shows up in validation, types and docs at once.
  */
-export interface RouteSpec {
+export interface RouteSpec<
+  P extends TObject = TObject,
+  Q extends TObject = TObject,
+  H extends TObject = TObject,
+> {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** Koa path, `:name` for path parameters. */
   path: string;
@@ -19,24 +38,42 @@ export interface RouteSpec {
   description?: string;
   tag: 'email' | 'workflow' | 'keys' | 'health';
   /**
-   * Who may call (api/middleware/authenticate.ts): sets `ctx.state.principal`.
+   * Who may call (api/middleware/authenticate.ts): sets `ctx.state.principal`,
+   * and `ctx.state.company` when it asks for a company.
    * Absent: a public route (tracking, the provider webhook, health, docs).
    */
   auth?: RouteAuth;
   /**
    * A JSON body of this shape, read up to `limit` bytes after decoding
    * (larger → 413; an unauthenticated caller's limit is smaller) with bounded
-   * nesting and value count (api/middleware/json-body.ts).
+   * nesting and value count (api/middleware/json-body.ts). With `validate`,
+   * it is checked against `schema` before the handler (400); otherwise the
+   * core checks it (after authorising the caller, as send does).
    */
-  body?: { schema: TSchema } & BodyLimits;
-  query?: TObject;
-  params?: TObject;
+  body?: { schema: TSchema; validate?: boolean } & BodyLimits;
+  /**
+   * Path parameters, query and headers (lower-case names), validated and
+   * coerced from their strings before the handler runs, which gets them as
+   * `ctx.valid` (api/middleware/request-strings.ts). A failure is 400.
+   */
+  params?: P;
+  query?: Q;
+  headers?: H;
+  /** How a problem with `params`, `query` or `headers` is worded; the email interface's words by default. */
+  describeProblem?: DescribeProblem;
   /** Every answer the route gives, by HTTP status. */
   responses: Record<number, { description: string; schema?: TSchema; contentType?: string }>;
-  handler(ctx: AppContext, deps: AppDeps): Promise<void> | void;
+  handler(ctx: RouteContext<P, Q, H>, deps: AppDeps): Promise<void> | void;
 }
 
-export const defineRoute = (spec: RouteSpec): RouteSpec => spec;
+/** Declares a route; its handler's `ctx.valid` is typed by its params, query and headers schemas. */
+export const defineRoute = <
+  P extends TObject = TObject,
+  Q extends TObject = TObject,
+  H extends TObject = TObject,
+>(
+  spec: RouteSpec<P, Q, H>,
+): RouteSpec<P, Q, H> => spec;
 
 /** Every failure of both interfaces: `{ success: false, error }` (api/middleware/error-handler.ts). */
 export const ErrorResponseSchema = Type.Object({ success: Type.Literal(false), error: Type.String() });
@@ -47,17 +84,22 @@ export const failure = (description: string) => ({ description, schema: ErrorRes
 /**
  * The middleware a route's declaration asks for, in order: authentication
  * first (nobody unproven gets a body parsed or learns about its payload),
- * then the body (415/413/400).
+ * then the company it acts for (401 without one), then the body
+ * (415/413/400), then its params, query and headers (400).
  */
 function middlewareOf(spec: RouteSpec, deps: AppDeps): AppMiddleware[] {
   const chain: AppMiddleware[] = [];
   if (spec.auth) chain.push(authenticate(spec.auth, deps) as AppMiddleware);
+  if (spec.auth?.company) chain.push(requireCompany as AppMiddleware);
   if (spec.body) chain.push(...(jsonBody(spec.body) as AppMiddleware[]));
+  chain.push(validateRequest(spec, spec.describeProblem ?? describeBodyProblem) as AppMiddleware);
   return chain;
 }
 
 export function mountRoutes(router: AppRouter, routes: readonly RouteSpec[], deps: AppDeps): void {
   for (const spec of routes) {
-    router[spec.method](spec.path, ...middlewareOf(spec, deps), (ctx: AppContext) => spec.handler(ctx, deps));
+    router[spec.method](spec.path, ...middlewareOf(spec, deps), (ctx: AppContext) =>
+      spec.handler(ctx as RouteContext<TObject, TObject, TObject>, deps),
+    );
   }
 }

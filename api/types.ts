@@ -4,7 +4,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../core/config.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import type { KeyStore } from '../core/api-keys/key-store.ts';
-import type { Principal } from '../core/identity.ts';
+import type { Caller, Principal } from '../core/identity.ts';
 import type { Logger } from '../core/logger.ts';
 import type { WorkflowDefinition } from '../core/workflows/definition.ts';
 
@@ -21,11 +21,14 @@ export interface AppDeps {
 
 /**
  * What middleware leaves on `ctx.state` for the handlers after it. Each field
- * is set by exactly one middleware: `principal` by authenticate(), `workflow` by the
+ * is set by exactly one middleware: `principal` by authenticate(), `company` by
+ * requireCompany() (routes whose `auth` asks for a company), `workflow` by the
  * workflow router's `workflowName` param.
  */
 export interface AppState {
   principal: Principal;
+  /** The company the route acts for (RouteAuth `company`), ids lower-cased. */
+  company: Caller & { companyId: string };
   workflow: WorkflowDefinition;
 }
 

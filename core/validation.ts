@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { Static, TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { MailroomError } from './errors.ts';
 
 /**
@@ -26,17 +26,51 @@ function validatorFor<T extends TSchema>(schema: T): ValidateFunction<Static<T>>
   return validate as ValidateFunction<Static<T>>;
 }
 
+/**
+ * Path parameters, query strings and headers arrive as strings: this instance
+ * coerces them to the types their schemas declare (`?limit=10` → 10) while it
+ * validates. Only for those: a JSON body's `"10"` stays a string, and wrong.
+ */
+const coercing = new Ajv({
+  allErrors: true,
+  useDefaults: true,
+  verbose: true,
+  strict: false,
+  coerceTypes: true,
+});
+addFormats.default(coercing);
+const compiledCoercing = new WeakMap<TSchema, ValidateFunction>();
+
 /** ajv's errors for `value` (none when valid); applies the schema's defaults to `value`. */
 export function schemaErrors(schema: TSchema, value: unknown): readonly ErrorObject[] {
   const validate = validatorFor(schema);
   return validate(value) ? [] : (validate.errors ?? []);
 }
 
+/**
+ * Returns the string fields of a request (its path parameters, query or
+ * headers) typed by `schema`, coerced and with defaults applied, or throws a
+ * validation MailroomError worded by `describe`. `value` is changed in place.
+ */
+export function parseStrings<T extends TSchema>(
+  schema: T,
+  value: object,
+  describe: DescribeProblem,
+): Static<T> {
+  let validate = compiledCoercing.get(schema);
+  if (!validate) {
+    validate = coercing.compile(schema);
+    compiledCoercing.set(schema, validate);
+  }
+  if (!validate(value)) throw new MailroomError('validation', describe(firstProblem(validate.errors ?? [])));
+  return value as Static<T>;
+}
+
 /** What is wrong with a value, in words a caller can act on. */
 export type Problem =
   | { kind: 'missing'; fields: string[] }
   | { kind: 'unknown'; field: string }
-  | { kind: 'invalid'; field: string; problem: string };
+  | { kind: 'invalid'; field: string; problem: string; keyword?: string };
 
 /** How each interface words a problem (its messages module decides). */
 export type DescribeProblem = (problem: Problem) => string;
@@ -69,7 +103,12 @@ export function firstProblem(errors: readonly ErrorObject[]): Problem {
   if (unions.length > 0) {
     const depth = Math.min(...unions.map((e) => e.instancePath.split('/').length));
     const union = unions.filter((e) => e.instancePath.split('/').length === depth).at(-1)!;
-    return { kind: 'invalid', field: fieldPath(union.instancePath), problem: describeError(union) };
+    return {
+      kind: 'invalid',
+      field: fieldPath(union.instancePath),
+      problem: describeError(union),
+      keyword: 'anyOf',
+    };
   }
   const required = errors.filter((e) => e.keyword === 'required');
   if (required.length > 0) {
@@ -85,7 +124,12 @@ export function firstProblem(errors: readonly ErrorObject[]): Problem {
   }
   const first = errors[0];
   if (!first) return { kind: 'invalid', field: '', problem: 'is invalid' };
-  return { kind: 'invalid', field: fieldPath(first.instancePath), problem: describeError(first) };
+  return {
+    kind: 'invalid',
+    field: fieldPath(first.instancePath),
+    problem: describeError(first),
+    keyword: first.keyword,
+  };
 }
 
 /** One error as a phrase: `must be a string`, `must be one of: a, b`, `must be a UUID`, … */
@@ -168,3 +212,12 @@ export function httpOrigin(value: string): string | undefined {
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const isValidIdempotencyKey = (key: string): boolean =>
   key.length > 0 && key.length <= IDEMPOTENCY_KEY_MAX_LENGTH && !hasControlCharacters(key);
+
+/** The same rule as a schema, for a route's `headers` (validation and the API reference). */
+export const idempotencyKeySchema = (description: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+    pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+    description,
+  });

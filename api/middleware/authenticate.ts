@@ -10,7 +10,6 @@ import {
   isComplete,
   type Caller,
   type IdentityField,
-  type Principal,
   type Scope,
 } from '../../core/identity.ts';
 import type { AppState } from '../types.ts';
@@ -42,6 +41,11 @@ export interface RouteAuth {
    * list): a key bound to one organization gets 403.
    */
   companyWide?: boolean;
+  /**
+   * The route acts for a company (workflow runs, the company's keys, its
+   * suppression list): `ctx.state.company` is set, else 401.
+   */
+  company?: boolean;
 }
 
 const unauthorized = () => new MailroomError('unauthorized', UNAUTHORIZED);
@@ -131,17 +135,19 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
 }
 
 /**
- * The caller of a route that acts for a company (workflow runs, the
- * company's keys, its suppression list): the key's company, or
- * `X-Company-Id` behind a trusted proxy; 401 without one. Every id
- * lower-cased (it goes into memos, search attributes and stored keys).
- * What an organization-bound key may reach: `principal.boundOrganizationId`.
+ * The caller of a route that acts for a company (RouteAuth `company`): the
+ * key's company, or `X-Company-Id` behind a trusted proxy, on
+ * `ctx.state.company`; 401 without one. Every id lower-cased (it goes into
+ * memos, search attributes and stored keys). What an organization-bound key
+ * may reach: `principal.boundOrganizationId`.
  */
-export function authenticatedCompany(principal: Principal): Caller & { companyId: string } {
+export async function requireCompany(ctx: Context & { state: AppState }, next: Next): Promise<void> {
+  const { principal } = ctx.state;
   const caller = principal.authenticated ? checkIdentity(principal.caller) : undefined;
   if (!caller?.companyId) throw unauthorized();
   // A test key's runs carry test mode in their memo (workflows send in test mode too).
-  return { ...callerOf(caller), companyId: caller.companyId, ...(principal.test ? { test: true } : {}) };
+  ctx.state.company = { ...callerOf(caller), companyId: caller.companyId, ...(principal.test ? { test: true } : {}) };
+  await next();
 }
 
 /** The identity headers that were sent, trimmed (empty ones left out). */

@@ -8,7 +8,6 @@ import {
   StatusResponseSchema,
   TrackBodySchema,
 } from '../../core/email/schema.ts';
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../core/email/webhook.ts';
 import type { WorkflowDefinition } from '../../core/workflows/definition.ts';
 import { BODY_TOO_LARGE, INTERNAL_ERROR, MALFORMED_JSON } from '../middleware/error-handler.ts';
 import { IDENTITY_HEADERS } from '../middleware/authenticate.ts';
@@ -42,55 +41,6 @@ const NAMED_SCHEMAS: ReadonlyArray<readonly [TSchema, string]> = [
 ];
 
 const JSON_TYPE = 'application/json';
-
-/**
- * Headers a route reads besides the identity headers, by operationId: the
- * Idempotency-Key of triggers (api/routes/workflow/trigger.ts), sends and
- * bulks (core/email/request-keys.ts) and the
- * webhook's signature pair (core/email/webhook.ts).
- */
-const SEND_IDEMPOTENCY_KEY: Json = {
-  name: 'Idempotency-Key',
-  in: 'header',
-  required: false,
-  description:
-    'Sends once per key of the company, kept 24 hours: repeating the request with the same key and body ' +
-    'answers the first answer again (header `Idempotent-Replayed: true`) without calling the provider; ' +
-    'the same key with another body → 409. 1 to 255 printable characters.',
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f\\u007f]*$' },
-};
-
-const EXTRA_HEADERS: Readonly<Record<string, readonly Json[]>> = {
-  sendEmail: [SEND_IDEMPOTENCY_KEY],
-  sendBulkEmail: [SEND_IDEMPOTENCY_KEY],
-  triggerWorkflow: [
-    {
-      name: 'Idempotency-Key',
-      in: 'header',
-      required: false,
-      description:
-        'Repeating a trigger with the same key (same workflow, same `X-Company-Id`) lands on the same run ' +
-        'instead of starting another: 202 with the same `runId`. At most 255 printable characters.',
-      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f\\u007f]*$' },
-    },
-  ],
-  sendgridEventWebhook: [
-    {
-      name: headerName(SIGNATURE_HEADER),
-      in: 'header',
-      required: false,
-      description: "SendGrid's ECDSA signature of timestamp + raw body (Signed Event Webhook).",
-      schema: { type: 'string' },
-    },
-    {
-      name: headerName(TIMESTAMP_HEADER),
-      in: 'header',
-      required: false,
-      description: 'The timestamp the signature covers.',
-      schema: { type: 'string' },
-    },
-  ],
-};
 
 /**
  * Where an answer's ids lead (OpenAPI links): the email a send made, the run
@@ -200,7 +150,7 @@ function operation(spec: RouteSpec, components: Components, workflow?: WorkflowD
     ...objectParameters(spec.params, 'path', workflow ? ['workflowName'] : []),
     ...objectParameters(spec.query, 'query'),
     ...identityParameters(spec),
-    ...(EXTRA_HEADERS[spec.operationId] ?? []),
+    ...objectParameters(spec.headers, 'header'),
   ];
   if (parameters.length > 0) op['parameters'] = parameters;
 
@@ -218,18 +168,30 @@ function operation(spec: RouteSpec, components: Components, workflow?: WorkflowD
   return op;
 }
 
-/** One parameter per property of a TypeBox object (path parameters are always required). */
-function objectParameters(schema: TObject | undefined, where: 'path' | 'query', skip: string[] = []): Json[] {
+/**
+ * One parameter per property of a route's params, query or headers (path
+ * parameters are always required; headers are declared lower-case, and
+ * documented as `Idempotency-Key`).
+ */
+function objectParameters(
+  schema: TObject | undefined,
+  where: 'path' | 'query' | 'header',
+  skip: string[] = [],
+): Json[] {
   if (!schema) return [];
   const required = new Set(schema.required ?? []);
   return Object.entries(schema.properties)
     .filter(([name]) => !skip.includes(name))
-    .map(([name, property]) => ({
-      name,
-      in: where,
-      required: where === 'path' || required.has(name),
-      schema: plain(property),
-    }));
+    .map(([name, property]) => {
+      const { description, ...rest } = plain(property);
+      return {
+        name: where === 'header' ? headerName(name) : name,
+        in: where,
+        required: where === 'path' || required.has(name),
+        ...(description === undefined ? {} : { description }),
+        schema: rest,
+      };
+    });
 }
 
 /** The identity headers of an authenticated route (api/middleware/authenticate.ts). */

@@ -43,6 +43,10 @@ export const WORKFLOW_FAILED = 'workflow failed';
 export const workflowTerminated = (cause: string): string => `workflow terminated: ${cause}`;
 export const workflowTimedOut = (cause: string): string => `workflow timed out: ${cause}`;
 
+/** A problem with `?runId=` (GET, DELETE): missing or empty, else too long. */
+export const describeRunIdProblem = (problem: Problem): string =>
+  problem.kind === 'invalid' && problem.keyword === 'maxLength' ? RUN_ID_TOO_LONG : RUN_ID_REQUIRED;
+
 /** A schema problem of a trigger body, in this interface's words. */
 export function describeInputProblem(problem: Problem): string {
   switch (problem.kind) {

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { CLICK_TOKEN_MAX_LENGTH } from '../../../core/email/click-token.ts';
+import { INVALID_CLICK_LINK } from '../../../core/email/messages.ts';
 import { defineRoute, failure } from '../../route.ts';
 
 /**
@@ -27,6 +28,8 @@ export const clickRoute = defineRoute({
       description: 'base64url(payload) "." base64url(mac), as Mailroom wrote it into the email.',
     }),
   }),
+  // A token that is not even well-formed fails like any other that fails verification.
+  describeProblem: () => INVALID_CLICK_LINK,
   responses: {
     302: { description: 'Redirect to the original URL (`Location`).' },
     400: failure(
@@ -35,7 +38,7 @@ export const clickRoute = defineRoute({
   },
   async handler(ctx, { email }) {
     ctx.set('Cache-Control', 'no-store');
-    const url = await email.followClick(ctx.params['token'] ?? '');
+    const url = await email.followClick(ctx.valid.params.token);
     // 302 with Location (Koa's redirect: encodeurl, and a short body naming the URL).
     ctx.redirect(url);
   },

@@ -1,7 +1,9 @@
-import type { TSchema } from '@sinclair/typebox';
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { IDEMPOTENCY_KEY_INVALID } from '../../../core/email/messages.ts';
 import type { RequestKind } from '../../../core/email/request-keys.ts';
-import { failure, type RouteSpec } from '../../route.ts';
-import type { AppContext, AppDeps } from '../../types.ts';
+import { idempotencyKeySchema } from '../../../core/validation.ts';
+import { failure, type RouteContext, type RouteSpec } from '../../route.ts';
+import type { AppDeps } from '../../types.ts';
 
 /**
  * JSON bodies up to 45 MB for send and bulk: one message may carry 30 MB of
@@ -9,17 +11,30 @@ import type { AppContext, AppDeps } from '../../types.ts';
  */
 export const SEND_BODY_LIMIT = '45mb';
 
+/** Send's and bulk's `Idempotency-Key` (core/email/request-keys.ts). */
+export const SendHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    idempotencyKeySchema(
+      'Sends once per key of the company, kept 24 hours: repeating the request with the same key and body ' +
+        'answers the first answer again (header `Idempotent-Replayed: true`) without calling the provider; ' +
+        'the same key with another body → 409. 1 to 255 printable characters.',
+    ),
+  ),
+});
+
 /**
  * What send and bulk declare alike: the `email:send` scope, open to
  * unauthenticated callers for the signup templates (narrowed by the core),
- * and a large JSON body of `schema`.
+ * a large JSON body of `schema` and an optional Idempotency-Key.
  */
 export const sendRequest = (schema: TSchema) =>
   ({
     tag: 'email',
     auth: { scope: 'email:send', anonymous: true },
     body: { schema, limit: SEND_BODY_LIMIT },
-  }) as const satisfies Partial<RouteSpec>;
+    headers: SendHeaders,
+    describeProblem: () => IDEMPOTENCY_KEY_INVALID,
+  }) as const satisfies Partial<RouteSpec<TObject, TObject, typeof SendHeaders>>;
 
 /** The answers send and bulk share about who is calling. */
 export const SEND_AUTH_FAILURES = {
@@ -43,12 +58,12 @@ export const IDEMPOTENCY_FAILURES = {
  * marked `Idempotent-Replayed: true`.
  */
 export async function answerOnce<T>(
-  ctx: AppContext,
+  ctx: RouteContext<TObject, TObject, typeof SendHeaders>,
   { email }: AppDeps,
   kind: RequestKind,
   run: () => Promise<T>,
 ): Promise<T> {
-  const key = ctx.get('idempotency-key');
+  const key = ctx.valid.headers['idempotency-key'];
   if (!key) return run();
   const { result, replayed } = await email.once(ctx.state.principal, {
     key,

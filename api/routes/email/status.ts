@@ -10,7 +10,8 @@ export const statusRoute = defineRoute({
   summary: "One email record's status",
   tag: 'email',
   auth: { scope: 'email:read', identityFromKey: true },
-  params: Type.Object({ email_id: Type.String({ format: 'uuid' }) }),
+  // Not `format: uuid`: a malformed id is `email not found.` (404) like any unknown one.
+  params: Type.Object({ email_id: Type.String({ description: 'The `email_id` a send answered (a UUID).' }) }),
   responses: {
     200: { description: 'The record.', schema: StatusResponseSchema },
     401: failure('No valid API key, or no valid `X-User-Id`.'),
@@ -18,7 +19,7 @@ export const statusRoute = defineRoute({
     404: failure('Unknown, malformed or not visible to the caller.'),
   },
   async handler(ctx, { email }) {
-    const data = await email.getStatus(ctx.params['email_id'] ?? '', ctx.state.principal);
+    const data = await email.getStatus(ctx.valid.params.email_id, ctx.state.principal);
     ctx.body = { success: true, data };
   },
 });

@@ -6,7 +6,8 @@ import {
   SuppressionListResponseSchema,
   SuppressionResponseSchema,
 } from '../../../core/email/schema.ts';
-import { authenticatedCompany, type RouteAuth } from '../../middleware/authenticate.ts';
+import { INVALID_EMAIL_ADDRESS } from '../../../core/email/messages.ts';
+import type { RouteAuth } from '../../middleware/authenticate.ts';
 import { defineRoute, failure, type RouteSpec } from '../../route.ts';
 
 /**
@@ -21,14 +22,19 @@ import { defineRoute, failure, type RouteSpec } from '../../route.ts';
  * applies to every organization, so a key bound to one organization gets
  * 403 here (its sends still skip suppressed recipients and say so).
  */
-const READ: RouteAuth = { scope: 'email:read', identityFromKey: true, companyWide: true };
-const WRITE: RouteAuth = { scope: 'email:send', identityFromKey: true, companyWide: true };
+const READ: RouteAuth = { scope: 'email:read', identityFromKey: true, companyWide: true, company: true };
+const WRITE: RouteAuth = { scope: 'email:send', identityFromKey: true, companyWide: true, company: true };
 const AUTH_FAILURES = {
   401: failure('No valid API key or identity headers.'),
   403: failure('The API key lacks the scope, or is bound to an organization (the list is company-wide).'),
 };
-/** The address in the path, URL-encoded (`jane%40example.com`). */
+/** The address in the path, URL-encoded (`jane%40example.com`); too long is `invalid email address provided.` */
 const AddressParams = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) });
+const ADDRESS_ROUTE = {
+  tag: 'email',
+  params: AddressParams,
+  describeProblem: () => INVALID_EMAIL_ADDRESS,
+} as const;
 /** What the routes naming one address answer besides success. */
 const ADDRESS_FAILURES = {
   400: failure('Not a valid email address.'),
@@ -53,11 +59,10 @@ export const listSuppressionsRoute = defineRoute({
     ...AUTH_FAILURES,
   },
   async handler(ctx, { email }) {
-    const { companyId } = authenticatedCompany(ctx.state.principal);
-    // Query values are strings: `limit` as a number, so a non-number fails the schema's integer check.
-    const { limit, ...rest } = ctx.query;
-    const query = limit === undefined ? rest : { ...rest, limit: Number(limit) };
-    ctx.body = { success: true, ...(await email.suppressions.list(companyId, query)) };
+    ctx.body = {
+      success: true,
+      ...(await email.suppressions.list(ctx.state.company.companyId, ctx.valid.query)),
+    };
   },
 });
 
@@ -66,16 +71,15 @@ export const getSuppressionRoute = defineRoute({
   path: '/api/email/suppressions/:email',
   operationId: 'getSuppression',
   summary: 'Whether an address is suppressed, and why',
-  tag: 'email',
+  ...ADDRESS_ROUTE,
   auth: READ,
-  params: AddressParams,
   responses: {
     200: { description: 'Suppressed.', schema: SuppressionResponseSchema },
     ...ADDRESS_FAILURES,
   },
   async handler(ctx, { email }) {
-    const { companyId } = authenticatedCompany(ctx.state.principal);
-    ctx.body = { success: true, data: await email.suppressions.get(companyId, ctx.params['email'] ?? '') };
+    const { companyId } = ctx.state.company;
+    ctx.body = { success: true, data: await email.suppressions.get(companyId, ctx.valid.params.email) };
   },
 });
 
@@ -94,8 +98,10 @@ export const addSuppressionRoute = defineRoute({
     ...AUTH_FAILURES,
   },
   async handler(ctx, { email }) {
-    const { companyId } = authenticatedCompany(ctx.state.principal);
-    const { suppression, created } = await email.suppressions.add(companyId, ctx.request.body);
+    const { suppression, created } = await email.suppressions.add(
+      ctx.state.company.companyId,
+      ctx.request.body,
+    );
     ctx.status = created ? 201 : 200;
     ctx.body = { success: true, data: suppression };
   },
@@ -106,16 +112,14 @@ export const removeSuppressionRoute = defineRoute({
   path: '/api/email/suppressions/:email',
   operationId: 'removeSuppression',
   summary: 'Remove an address from the company’s suppression list (sends reach it again)',
-  tag: 'email',
+  ...ADDRESS_ROUTE,
   auth: WRITE,
-  params: AddressParams,
   responses: {
     200: { description: 'Removed.', schema: OkResponseSchema },
     ...ADDRESS_FAILURES,
   },
   async handler(ctx, { email }) {
-    const { companyId } = authenticatedCompany(ctx.state.principal);
-    await email.suppressions.remove(companyId, ctx.params['email'] ?? '');
+    await email.suppressions.remove(ctx.state.company.companyId, ctx.valid.params.email);
     ctx.body = { success: true };
   },
 });

@@ -24,9 +24,7 @@ export const pixelRoute = defineRoute({
   query: Type.Object({ view_key: Type.Optional(Type.String()) }),
   responses: { 200: { description: 'A 1×1 transparent GIF, always.', contentType: 'image/gif' } },
   async handler(ctx, { email }) {
-    const raw = ctx.query['view_key'];
-    const viewKey = Array.isArray(raw) ? raw[0] : raw;
-    await email.recordOpen(viewKey);
+    await email.recordOpen(ctx.valid.query.view_key);
     ctx.status = 200;
     ctx.set('Cache-Control', 'no-store, no-cache, must-revalidate');
     ctx.set('Pragma', 'no-cache');

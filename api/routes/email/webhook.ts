@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { OkResponseSchema } from '../../../core/email/schema.ts';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../../core/email/webhook.ts';
 import { defineRoute, failure } from '../../route.ts';
 
 /**
@@ -22,6 +23,15 @@ export const webhookRoute = defineRoute({
     limit: WEBHOOK_BODY_LIMIT,
     signed: true,
   },
+  // Read by the core from the raw headers; declared for the API reference.
+  headers: Type.Object({
+    [SIGNATURE_HEADER]: Type.Optional(
+      Type.String({
+        description: "SendGrid's ECDSA signature of timestamp + raw body (Signed Event Webhook).",
+      }),
+    ),
+    [TIMESTAMP_HEADER]: Type.Optional(Type.String({ description: 'The timestamp the signature covers.' })),
+  }),
   responses: {
     200: { description: 'Events applied (unknown ones ignored).', schema: OkResponseSchema },
     400: failure('Not a JSON array of events.'),

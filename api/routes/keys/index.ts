@@ -3,13 +3,12 @@ import {
   apiKeyView,
   CreatedKeyResponseSchema,
   CreateKeyBodySchema,
+  type CreateKeyBody,
   KeyListResponseSchema,
 } from '../../../core/api-keys/schema.ts';
 import { OkResponseSchema } from '../../../core/email/schema.ts';
 import { MailroomError } from '../../../core/errors.ts';
-import { parse } from '../../../core/validation.ts';
-import { describeBodyProblem } from '../../../core/email/messages.ts';
-import { authenticatedCompany, type RouteAuth } from '../../middleware/authenticate.ts';
+import type { RouteAuth } from '../../middleware/authenticate.ts';
 import { defineRoute, failure, type RouteSpec } from '../../route.ts';
 
 /**
@@ -20,7 +19,7 @@ import { defineRoute, failure, type RouteSpec } from '../../route.ts';
  * creates is bound to that organization too (never company-wide). Operators
  * use `npm run keys` for the first key of a company.
  */
-const MANAGE: RouteAuth = { scope: 'keys:manage', identityFromKey: true };
+const MANAGE: RouteAuth = { scope: 'keys:manage', identityFromKey: true, company: true };
 const AUTH_FAILURES = {
   401: failure('No valid API key.'),
   403: failure('The API key lacks the keys:manage scope, or a scope it would grant.'),
@@ -36,8 +35,7 @@ export const listKeysRoute = defineRoute({
   auth: MANAGE,
   responses: { 200: { description: 'Newest first.', schema: KeyListResponseSchema }, ...AUTH_FAILURES },
   async handler(ctx, { keys }) {
-    const { companyId } = authenticatedCompany(ctx.state.principal);
-    const listed = await keys.list(companyId, ctx.state.principal.boundOrganizationId);
+    const listed = await keys.list(ctx.state.company.companyId, ctx.state.principal.boundOrganizationId);
     ctx.body = { success: true, data: listed.map(apiKeyView) };
   },
 });
@@ -49,15 +47,15 @@ export const createKeyRoute = defineRoute({
   summary: 'Create an API key for the company; the secret is in this answer only',
   tag: 'keys',
   auth: MANAGE,
-  body: { schema: CreateKeyBodySchema, limit: '16kb' },
+  body: { schema: CreateKeyBodySchema, limit: '16kb', validate: true },
   responses: {
     201: { description: 'Created.', schema: CreatedKeyResponseSchema },
     400: failure('Invalid body.'),
     ...AUTH_FAILURES,
   },
   async handler(ctx, { keys }) {
-    const owner = authenticatedCompany(ctx.state.principal);
-    const body = parse(CreateKeyBodySchema, ctx.request.body, describeBodyProblem);
+    const owner = ctx.state.company;
+    const body = ctx.request.body as CreateKeyBody;
     const granted = ctx.state.principal.scopes;
     const beyond = body.scopes.filter((scope) => granted && !granted.includes(scope));
     if (beyond.length)
@@ -94,10 +92,9 @@ export const revokeKeyRoute = defineRoute({
     ),
   },
   async handler(ctx, { keys }) {
-    const { companyId } = authenticatedCompany(ctx.state.principal);
     const revoked = await keys.revoke(
-      ctx.params['id'] ?? '',
-      companyId,
+      ctx.valid.params.id,
+      ctx.state.company.companyId,
       ctx.state.principal.boundOrganizationId,
     );
     if (!revoked) throw new MailroomError('not_found', KEY_NOT_FOUND);

@@ -1,12 +1,11 @@
+import type { TObject } from '@sinclair/typebox';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { CALLER_MEMO_KEY, withinReach, type Caller } from '../../../core/identity.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
-import { RUN_ID_REQUIRED, RUN_ID_TOO_LONG, RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
+import { describeRunIdProblem, RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
 import { WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { HttpError } from '../../http-error.ts';
-import { authenticatedCompany } from '../../middleware/authenticate.ts';
-import { failure, type RouteSpec } from '../../route.ts';
-import type { AppContext } from '../../types.ts';
+import { failure, type RouteContext, type RouteSpec } from '../../route.ts';
 import { RunIdQuery, WorkflowNameParams } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
@@ -15,7 +14,8 @@ export const RUN_ROUTE = {
   tag: 'workflow',
   params: WorkflowNameParams,
   query: RunIdQuery,
-} as const satisfies Partial<RouteSpec>;
+  describeProblem: describeRunIdProblem,
+} as const satisfies Partial<RouteSpec<typeof WorkflowNameParams, typeof RunIdQuery>>;
 
 export const RUN_LOOKUP_FAILURES = {
   400: failure('No runId, or one longer than 255 characters.'),
@@ -24,25 +24,20 @@ export const RUN_LOOKUP_FAILURES = {
 };
 
 /** The run a GET or DELETE names, checked against the path's workflow and the caller's company. */
-export async function findRun(ctx: AppContext, temporal: Client) {
+export async function findRun(
+  ctx: RouteContext<typeof WorkflowNameParams, typeof RunIdQuery, TObject>,
+  temporal: Client,
+) {
   const def = ctx.state.workflow;
-  const runId = runIdFromQuery(ctx.query['runId']);
+  const { runId } = ctx.valid.query;
   return {
     def,
     runId,
     ...(await describeRun(temporal, def, runId, {
-      companyId: authenticatedCompany(ctx.state.principal).companyId,
+      companyId: ctx.state.company.companyId,
       boundOrganizationId: ctx.state.principal.boundOrganizationId,
     })),
   };
-}
-
-/** `?runId=` must be one non-empty string (400 when absent). */
-export function runIdFromQuery(value: string | string[] | undefined): string {
-  const runId = Array.isArray(value) ? value[0] : value;
-  if (!runId) throw new HttpError(400, RUN_ID_REQUIRED);
-  if (runId.length > 255) throw new HttpError(400, RUN_ID_TOO_LONG);
-  return runId;
 }
 
 /**

@@ -8,10 +8,10 @@ import { failure } from '../../route.ts';
  * own runs.
  */
 export const WORKFLOW_AUTH = {
-  trigger: { scope: 'workflows:trigger', identityFromKey: true },
-  read: { scope: 'workflows:read', identityFromKey: true },
-  cancel: { scope: 'workflows:cancel', identityFromKey: true },
-  schedule: { scope: 'workflows:schedule', identityFromKey: true },
+  trigger: { scope: 'workflows:trigger', identityFromKey: true, company: true },
+  read: { scope: 'workflows:read', identityFromKey: true, company: true },
+  cancel: { scope: 'workflows:cancel', identityFromKey: true, company: true },
+  schedule: { scope: 'workflows:schedule', identityFromKey: true, company: true },
 } as const satisfies Record<string, RouteAuth>;
 
 export const WORKFLOW_AUTH_FAILURES = {

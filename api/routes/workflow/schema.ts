@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { idempotencyKeySchema } from '../../../core/validation.ts';
 
 /**
  * The workflow interface's responses, as TypeBox schemas (types, the response
@@ -10,7 +11,19 @@ export const RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cance
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const WorkflowNameParams = Type.Object({ workflowName: Type.String() });
+/** `?runId=`: required, at most 255 characters (a Temporal workflow id is never longer here). */
 export const RunIdQuery = Type.Object({ runId: Type.String({ minLength: 1, maxLength: 255 }) });
+
+/** A trigger's `Idempotency-Key`. */
+export const TriggerHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    idempotencyKeySchema(
+      'Repeating a trigger with the same key (same workflow, same `X-Company-Id`) lands on the same run ' +
+        'instead of starting another: 202 with the same `runId`. At most 255 printable characters.',
+    ),
+  ),
+});
+
 /** GET's query: the run, and how long to wait for it to end (1–60 s, default: answer at once). */
 export const RunStatusQuery = Type.Object({
   runId: Type.String({ minLength: 1, maxLength: 255 }),

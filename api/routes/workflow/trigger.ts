@@ -7,12 +7,9 @@ import { COMPANY_ID, EMAIL_ACTION, USER_ID } from '../../../core/workflows/searc
 import { workflowTriggers } from '../../../core/metrics.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
-import { isValidIdempotencyKey } from '../../../core/validation.ts';
-import { HttpError } from '../../http-error.ts';
-import { authenticatedCompany } from '../../middleware/authenticate.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from './owner.ts';
-import { TriggerResponseSchema, WorkflowNameParams } from './schema.ts';
+import { TriggerHeaders, TriggerResponseSchema, WorkflowNameParams } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
 /**
@@ -76,6 +73,8 @@ export const triggerRoute = defineRoute({
   auth: WORKFLOW_AUTH.trigger,
   body: { schema: Type.Object({}, { additionalProperties: true }), limit: TRIGGER_BODY_LIMIT },
   params: WorkflowNameParams,
+  headers: TriggerHeaders,
+  describeProblem: () => IDEMPOTENCY_KEY_INVALID,
   responses: {
     202: {
       description: 'Started (or, with the same Idempotency-Key, already started).',
@@ -91,7 +90,7 @@ export const triggerRoute = defineRoute({
     const def = ctx.state.workflow;
     const count = (result: 'started' | 'already_started' | 'invalid' | 'failed') =>
       workflowTriggers.inc({ workflow: def.name, result });
-    const caller = authenticatedCompany(ctx.state.principal);
+    const caller = ctx.state.company;
     let input: Record<string, unknown>;
     try {
       input = validateWorkflowInput(def, ctx.request.body, caller, {
@@ -101,14 +100,9 @@ export const triggerRoute = defineRoute({
       count('invalid');
       throw err;
     }
-    const idempotencyKey = ctx.get('idempotency-key') || undefined;
-    if (idempotencyKey && !isValidIdempotencyKey(idempotencyKey)) {
-      count('invalid');
-      throw new HttpError(400, IDEMPOTENCY_KEY_INVALID);
-    }
     const workflowId = runIdFor(
       def.name,
-      idempotencyKey,
+      ctx.valid.headers['idempotency-key'],
       { companyId: caller.companyId, boundOrganizationId: ctx.state.principal.boundOrganizationId },
       config.secret,
     );
