@@ -1,5 +1,6 @@
 import type { TObject } from '@sinclair/typebox';
 import type { IdentityField } from '../identity.ts';
+import type { KeywordAttribute } from './search-attributes.ts';
 
 /**
  * What the gateway needs to know of a workflow to start it and report on it.
@@ -37,6 +38,15 @@ export interface WorkflowDefinition {
    * a send would refuse never starts a run that fails later.
    */
   addressFields?: readonly string[];
+  /**
+   * The run's own search attributes beyond `CompanyId` and `UserId` (which
+   * every run carries): input key → attribute (core/workflows/search-attributes.ts),
+   * set at start from the validated input when the value is a non-empty
+   * string. `{}` when there are none.
+   */
+  searchAttributes: Readonly<Record<string, KeywordAttribute>>;
+  /** The ids of the templates (templates/<id>/) its emails use; `[]` for none. */
+  templates: readonly string[];
   /** One line for the API reference: what the workflow does. */
   description: string;
 }

@@ -6,10 +6,11 @@ export type { WorkflowDefinition } from './definition.ts';
 
 /**
  * The workflow registry: every workflow the gateway can start, by the name in
- * the URL. Adding a workflow: its input schema and definition in
- * core/workflows/<name>.input.ts, its function in workflows/<name>.ts
- * (exported from workflows/index.ts), its activities in activities/, and one
- * line here.
+ * the URL. Adding a workflow (docs/workflows.md#adding-a-workflow, checked by
+ * registry.test.ts): its definition in core/workflows/<name>.input.ts (input
+ * schema, search attributes, templates), its function in workflows/<name>.ts
+ * (exported from workflows/index.ts), its activities and templates if new,
+ * its test, its docs, and one line here.
  */
 export const WORKFLOWS: Readonly<Record<string, WorkflowDefinition>> = Object.fromEntries(
   [sendWelcomeEmail, sendEmailReceivedEin].map((def) => [def.name, def]),

@@ -14,3 +14,6 @@ export const EMAIL_ACTION = defineSearchAttributeKey('EmailAction', SearchAttrib
 export const EMAIL_ID = defineSearchAttributeKey('EmailId', SearchAttributeType.KEYWORD);
 
 export const SEARCH_ATTRIBUTES = [COMPANY_ID, USER_ID, EMAIL_ACTION, EMAIL_ID] as const;
+
+/** One of them: what a workflow definition may declare (`searchAttributes`). */
+export type KeywordAttribute = (typeof SEARCH_ATTRIBUTES)[number];

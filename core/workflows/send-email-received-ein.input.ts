@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { WorkflowDefinition } from './definition.ts';
-import { EIN_ACTION_VALUES, type EinAction } from './ein-actions.ts';
+import { EIN_ACTIONS, EIN_ACTION_VALUES, type EinAction } from './ein-actions.ts';
+import { EMAIL_ACTION } from './search-attributes.ts';
 import { conflictingFields } from './messages.ts';
 import { MailroomError } from '../errors.ts';
 import { MAX_RECIPIENTS } from '../email/schema.ts';
@@ -106,6 +107,9 @@ export const sendEmailReceivedEin: WorkflowDefinition = {
   identityFields: { companyId: 'companyId', organizationId: 'organizationId', userId: 'userId' },
   idFields: ['userId', 'companyId', 'organizationId'],
   addressFields: ['recipients', 'ccs'],
+  // Operators look for the runs of one notification: `EmailAction = "ein-rejected"`.
+  searchAttributes: { emailAction: EMAIL_ACTION },
+  templates: Object.values(EIN_ACTIONS).map((template) => template.id),
   description:
     'Sends the notification `emailAction` selects to `recipients` (cc `ccs`) on behalf of the company.',
 };

@@ -46,6 +46,8 @@ export const sendWelcomeEmail: WorkflowDefinition = {
   input: SendWelcomeEmailInput,
   result: SendWelcomeEmailResult,
   idFields: ['userId'],
+  searchAttributes: {},
+  templates: ['welcome'],
   description:
     "Fetches the user, sends the `welcome` email unless the user's `welcomeEmailSent` flag is set, then sets the flag.",
 };

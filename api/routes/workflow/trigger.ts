@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
-import { COMPANY_ID, EMAIL_ACTION, USER_ID } from '../../../core/workflows/search-attributes.ts';
+import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
+import { COMPANY_ID, USER_ID } from '../../../core/workflows/search-attributes.ts';
 import { workflowTriggers } from '../../../core/metrics.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
@@ -44,18 +45,25 @@ export const TRIGGER_BODY_LIMIT = '64kb';
 
 /**
  * The run's search attributes (Web UI: `CompanyId = "…"`): the company and
- * user the run is about (its input's, else the caller's) and, for EIN runs,
- * the email action. The workflow adds `EmailId` once its email exists.
+ * user the run is about (its input's, else the caller's), then those its
+ * definition declares (EIN runs: the email action). The workflow adds
+ * `EmailId` once its email exists.
  */
-export function searchAttributesFor(input: Record<string, unknown>, caller: Caller): SearchAttributePair[] {
+export function searchAttributesFor(
+  def: Pick<WorkflowDefinition, 'searchAttributes'>,
+  input: Record<string, unknown>,
+  caller: Caller,
+): SearchAttributePair[] {
   const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
   const pairs: SearchAttributePair[] = [];
   const companyId = text(input['companyId']) ?? caller.companyId;
   const userId = text(input['userId']) ?? caller.userId;
-  const emailAction = text(input['emailAction']);
   if (companyId) pairs.push({ key: COMPANY_ID, value: companyId });
   if (userId) pairs.push({ key: USER_ID, value: userId });
-  if (emailAction) pairs.push({ key: EMAIL_ACTION, value: emailAction });
+  for (const [field, key] of Object.entries(def.searchAttributes)) {
+    const value = text(input[field]);
+    if (value) pairs.push({ key, value });
+  }
   return pairs;
 }
 
@@ -114,7 +122,7 @@ export const triggerRoute = defineRoute({
           workflowId,
           args: [input],
           memo: { [CALLER_MEMO_KEY]: caller },
-          typedSearchAttributes: searchAttributesFor(input as Record<string, unknown>, caller),
+          typedSearchAttributes: searchAttributesFor(def, input, caller),
           // A run id is used once, ever: a repeat of a finished run's key is
           // rejected (caught below) instead of starting a second run, and a
           // repeat while it runs attaches to it.
