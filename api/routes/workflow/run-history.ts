@@ -1,10 +1,8 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { LRUCache } from 'lru-cache';
+import { EventType, hasEvent, type HistoryEvent } from './history-events.ts';
 
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-
-const EVENT_WORKFLOW_TASK_STARTED = 6; // temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED
+const TASK_STARTED = EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED;
 
 /**
  * What the status poll needs of a RUNNING run's history, without fetching the
@@ -37,7 +35,7 @@ export async function runningHistory(
   const lastEvents = last.history?.events ?? [];
   if (historyLength <= 2 || startedRuns.has(desc.runId)) {
     const started = historyLength > 2;
-    return [...(started ? [{ eventType: EVENT_WORKFLOW_TASK_STARTED }] : []), ...lastEvents];
+    return [...(started ? [{ eventType: TASK_STARTED }] : []), ...lastEvents];
   }
   const first = await client.workflowService.getWorkflowExecutionHistory({
     namespace,
@@ -45,8 +43,7 @@ export async function runningHistory(
     maximumPageSize: 3,
   });
   let events = first.history?.events ?? [];
-  const hasStarted = (list: HistoryEvent[]) =>
-    list.some((e) => Number(e.eventType) === EVENT_WORKFLOW_TASK_STARTED);
+  const hasStarted = (list: HistoryEvent[]) => hasEvent(list, TASK_STARTED);
   if (!hasStarted(events) && first.nextPageToken?.length) {
     // Rare: events arrived before any worker picked the run up; read it all.
     const handle = client.workflow.getHandle(desc.workflowId, desc.runId);

@@ -1,10 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { EventType } from './history-events.ts';
 import { deepestMessage, mapStatus, timestampToIso } from './run-status.ts';
 
-const WORKFLOW_EXECUTION_STARTED = 1;
-const WORKFLOW_TASK_SCHEDULED = 5;
-const WORKFLOW_TASK_STARTED = 6;
+const {
+  EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: WORKFLOW_EXECUTION_STARTED,
+  EVENT_TYPE_WORKFLOW_TASK_SCHEDULED: WORKFLOW_TASK_SCHEDULED,
+  EVENT_TYPE_WORKFLOW_TASK_STARTED: WORKFLOW_TASK_STARTED,
+} = EventType;
 
 describe('mapStatus', () => {
   const queued = [{ eventType: WORKFLOW_EXECUTION_STARTED }, { eventType: WORKFLOW_TASK_SCHEDULED }];

@@ -1,14 +1,10 @@
 import { TimeoutFailure, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { WORKFLOW_FAILED, workflowTerminated, workflowTimedOut } from '../../../core/workflows/messages.ts';
+import { EventType, hasEvent, type HistoryEvent } from './history-events.ts';
 import type { RunStatus } from './schema.ts';
 
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Timestamp =
   { seconds?: { toNumber(): number } | number | null; nanos?: number | null } | null | undefined;
-
-const EVENT_WORKFLOW_TASK_STARTED = 6; // temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED
-const EVENT_CANCEL_REQUESTED = 20; // EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED
 
 /**
  * Temporal's execution status → the interface's run status. `pending` is a
@@ -27,7 +23,7 @@ export function mapStatus(temporalStatus: string, history: HistoryEvent[]): RunS
     case 'CANCELLED':
       return 'cancelled';
     default:
-      return history.some((e) => Number(e.eventType) === EVENT_WORKFLOW_TASK_STARTED) ? 'running' : 'pending';
+      return hasEvent(history, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) ? 'running' : 'pending';
   }
 }
 
@@ -87,7 +83,7 @@ export async function viewRun(
       error = workflowTimedOut(error);
   }
   if (status === 'pending' || status === 'running') {
-    const cancelRequested = history.some((e) => Number(e.eventType) === EVENT_CANCEL_REQUESTED);
+    const cancelRequested = hasEvent(history, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED);
     return { status, result, error, createdAt, updatedAt, cancelRequested };
   }
   return { status, result, error, createdAt, updatedAt };
