@@ -1,0 +1,67 @@
+import type { TSchema } from '@sinclair/typebox';
+import {
+  BulkBodySchema,
+  BulkResponseSchema,
+  OkResponseSchema,
+  SendBodySchema,
+  SendResponseSchema,
+  StatusResponseSchema,
+  TrackBodySchema,
+} from '../../core/email/schema.ts';
+import { ErrorResponseSchema } from '../route.ts';
+import { CancelResponseSchema, TriggerResponseSchema } from '../routes/workflow/schema.ts';
+
+/** The OpenAPI document's shared parts: named schemas (`components.schemas`) and JSON helpers. */
+
+/** A piece of the OpenAPI document, as JSON. */
+export type Json = Record<string, unknown>;
+
+export const JSON_TYPE = 'application/json';
+
+/** Schemas listed once under `components.schemas` and referenced by name. */
+const NAMED_SCHEMAS: ReadonlyArray<readonly [TSchema, string]> = [
+  [ErrorResponseSchema, 'ErrorResponse'],
+  [SendBodySchema, 'SendEmailRequest'],
+  [SendResponseSchema, 'SendEmailResponse'],
+  [BulkBodySchema, 'SendBulkEmailRequest'],
+  [BulkResponseSchema, 'SendBulkEmailResponse'],
+  [StatusResponseSchema, 'EmailStatusResponse'],
+  [TrackBodySchema, 'TrackEventRequest'],
+  [OkResponseSchema, 'OkResponse'],
+  [TriggerResponseSchema, 'TriggerWorkflowResponse'],
+  [CancelResponseSchema, 'CancelWorkflowResponse'],
+];
+
+/** `components.schemas`, filled as schemas are used: each named schema once, referenced by `$ref`. */
+export class Components {
+  readonly schemas: Record<string, Json> = {};
+  private readonly names = new Map<TSchema, string>(NAMED_SCHEMAS.map(([s, n]) => [s, n]));
+
+  /** Gives `schema` a component name (idempotent). */
+  name(schema: TSchema, name: string): TSchema {
+    if (!this.names.has(schema)) this.names.set(schema, name);
+    return schema;
+  }
+
+  /** A `$ref` for a named schema (added to the components the first time), else the schema inline. */
+  use(schema: TSchema): Json {
+    const name = this.names.get(schema);
+    if (!name) return plain(schema);
+    this.schemas[name] ??= plain(schema);
+    return { $ref: `#/components/schemas/${name}` };
+  }
+}
+
+/** A TypeBox schema as plain JSON Schema (TypeBox's symbol keys dropped). */
+export function plain(schema: unknown): Json {
+  return JSON.parse(JSON.stringify(schema)) as Json;
+}
+
+export function pascalCase(name: string): string {
+  return name.replace(/(^|-)([a-z0-9])/g, (_, _dash: string, c: string) => c.toUpperCase());
+}
+
+export function camelCase(name: string): string {
+  const pascal = pascalCase(name);
+  return pascal.charAt(0).toLowerCase() + pascal.slice(1);
+}

@@ -1,0 +1,122 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { WorkflowDefinition } from '../../core/workflows/definition.ts';
+import { BODY_TOO_LARGE, INTERNAL_ERROR, MALFORMED_JSON } from '../middleware/error-handler.ts';
+import { MALFORMED_COMPRESSED_BODY, UNSUPPORTED_ENCODING } from '../middleware/body-stream.ts';
+import { ANONYMOUS_BODY_LIMIT, UNSUPPORTED_MEDIA_TYPE } from '../middleware/json-body.ts';
+import { MAX_JSON_DEPTH, MAX_JSON_VALUES, jsonTooDeep, jsonTooManyValues } from '../middleware/json-shape.ts';
+import { ErrorResponseSchema, type RouteSpec } from '../route.ts';
+import { RunResponseSchema } from '../routes/workflow/schema.ts';
+import { camelCase, JSON_TYPE, pascalCase, plain, type Components, type Json } from './components.ts';
+
+/** An operation's answers: those its route declares, those its request concerns add, and links. */
+
+/**
+ * Where an answer's ids lead (OpenAPI links): the email a send made, the run
+ * a trigger started. Clients and the fuzzer's stateful phase follow them.
+ * Keyed by operationId and status; targets in the same workflow as the source.
+ */
+const LINKS: Readonly<Record<string, { status: number; links: Record<string, Json> }>> = {
+  sendEmail: {
+    status: 200,
+    links: {
+      GetEmailStatus: { operationId: 'getEmailStatus', parameters: { email_id: '$response.body#/email_id' } },
+    },
+  },
+  triggerWorkflow: {
+    status: 202,
+    links: {
+      GetWorkflowRun: { operationId: 'getWorkflowRun', parameters: { runId: '$response.body#/runId' } },
+      CancelWorkflowRun: { operationId: 'cancelWorkflowRun', parameters: { runId: '$response.body#/runId' } },
+    },
+  },
+};
+
+/**
+ * The route's declared answers, plus those its declared concerns add: the
+ * JSON body parser's 400/413/415, the API key's 401 and the catch-all 500
+ * (api/middleware/error-handler.ts).
+ */
+export function responses(
+  spec: RouteSpec,
+  components: Components,
+  isPublic: boolean,
+  workflow: WorkflowDefinition | undefined,
+): Json {
+  const all: Record<number, { description: string; schema?: TSchema; contentType?: string }> = {
+    ...spec.responses,
+  };
+  const addFailure = (status: number, description: string) => {
+    const existing = all[status];
+    all[status] = existing
+      ? { ...existing, description: `${existing.description} ${description}` }
+      : { description, schema: ErrorResponseSchema };
+  };
+  if (spec.body) {
+    addFailure(
+      400,
+      `\`${MALFORMED_JSON}\` when the body is not JSON; \`${jsonTooDeep(MAX_JSON_DEPTH)}\`; ` +
+        `\`${jsonTooManyValues(MAX_JSON_VALUES)}\`; \`${MALFORMED_COMPRESSED_BODY}\``,
+    );
+    const anonymous = spec.auth?.anonymous
+      ? `; ${ANONYMOUS_BODY_LIMIT.toUpperCase()} without an API key`
+      : '';
+    addFailure(413, `\`${BODY_TOO_LARGE}\` (over ${spec.body.limit.toUpperCase()} decoded${anonymous}).`);
+    addFailure(415, `\`${UNSUPPORTED_MEDIA_TYPE}\`; \`${UNSUPPORTED_ENCODING}\``);
+  }
+  if (!isPublic) addFailure(401, 'Missing or invalid API key.');
+  if (!all[500]) addFailure(500, `\`${INTERNAL_ERROR}\`: an unexpected failure (logged).`);
+
+  const out: Json = {};
+  for (const [status, answer] of Object.entries(all)) {
+    let schema = answer.schema;
+    if (workflow && schema === RunResponseSchema) schema = runResponse(workflow, components);
+    const response: Json = { description: answer.description };
+    if (schema || answer.contentType) {
+      const media: Json = {};
+      if (schema) media['schema'] = components.use(schema);
+      response['content'] = { [answer.contentType ?? JSON_TYPE]: media };
+    }
+    const links = LINKS[spec.operationId];
+    if (links?.status === Number(status)) response['links'] = linksFor(links.links, workflow);
+    out[status] = response;
+  }
+  return out;
+}
+
+function linksFor(links: Record<string, Json>, workflow: WorkflowDefinition | undefined): Json {
+  if (!workflow) return links;
+  return Object.fromEntries(
+    Object.entries(links).map(([name, link]) => [
+      name,
+      { ...link, operationId: operationIdFor(String(link['operationId']), workflow) },
+    ]),
+  );
+}
+
+export function operationIdFor(operationId: string, workflow: WorkflowDefinition | undefined): string {
+  return workflow ? `${operationId}_${camelCase(workflow.name)}` : operationId;
+}
+
+/** GET's 200 for one workflow: the run, with `result.result` typed as that workflow's result. */
+function runResponse(def: WorkflowDefinition, components: Components): TSchema {
+  const result = components.name(def.result, `${pascalCase(def.name)}Result`);
+  const run = plain(RunResponseSchema) as Json & { properties: Json };
+  const schema = {
+    ...run,
+    properties: {
+      ...run.properties,
+      result: {
+        description: '`{ result: <what the workflow returned> }` once completed, otherwise null.',
+        anyOf: [
+          {
+            type: 'object',
+            properties: { result: components.use(result) },
+            required: ['result'],
+          },
+          { type: 'null' },
+        ],
+      },
+    },
+  };
+  return components.name(schema as unknown as TSchema, `${pascalCase(def.name)}Run`);
+}
