@@ -61,6 +61,11 @@ export interface RouteSpec<
   headers?: H;
   /** How a problem with `params`, `query` or `headers` is worded; the email interface's words by default. */
   describeProblem?: DescribeProblem;
+  /**
+   * Runs around the route's whole chain, authentication included: a concern
+   * of this route's own that must see every outcome (the trigger's metrics).
+   */
+  around?: AppMiddleware;
   /** Every answer the route gives, by HTTP status. */
   responses: Record<number, { description: string; schema?: TSchema; contentType?: string }>;
   handler(ctx: RouteContext<P, Q, H>, deps: AppDeps): Promise<void> | void;
@@ -88,7 +93,7 @@ export const failure = (description: string) => ({ description, schema: ErrorRes
  * (415/413/400), then its params, query and headers (400).
  */
 function middlewareOf(spec: RouteSpec, deps: AppDeps): AppMiddleware[] {
-  const chain: AppMiddleware[] = [];
+  const chain: AppMiddleware[] = spec.around ? [spec.around] : [];
   if (spec.auth) chain.push(authenticate(spec.auth, deps) as AppMiddleware);
   if (spec.auth?.company) chain.push(requireCompany as AppMiddleware);
   if (spec.body) chain.push(...(jsonBody(spec.body) as AppMiddleware[]));

@@ -168,6 +168,8 @@ describe('GET /metrics', () => {
     const again = await h.trigger('send-welcome-email', { userId: 'u-2' }, key);
     assert.equal(again.status, 202);
     assert.equal((await h.trigger('send-welcome-email', {})).status, 400);
+    const badKey = { 'Idempotency-Key': 'k'.repeat(256) };
+    assert.equal((await h.trigger('send-welcome-email', { userId: 'u-3' }, badKey)).status, 400);
     assert.equal((await h.trigger('send-goodbye-email', { userId: 'u-1' })).status, 404);
     await h.temporal.workflow.getHandle(String(started.body['runId'])).terminate('test cleanup');
 
@@ -178,9 +180,9 @@ describe('GET /metrics', () => {
     const welcome = { workflow: 'send-welcome-email' };
     assert.equal(delta({ ...welcome, result: 'started' }), 2);
     assert.equal(delta({ ...welcome, result: 'already_started' }), 1);
-    assert.equal(delta({ ...welcome, result: 'invalid' }), 1);
+    assert.equal(delta({ ...welcome, result: 'invalid' }), 2, 'a bad body and a bad Idempotency-Key');
     // An unknown name is no workflow: it shows only in the HTTP metrics, as a 404.
-    assert.equal(delta({}), 4);
+    assert.equal(delta({}), 5);
     const route = { method: 'POST', route: '/api/workflow/:workflowName' };
     assert.equal(
       now.value('mailroom_http_requests_total', { ...route, status: '404' }) -

@@ -96,6 +96,9 @@ function answerUnrouted(ctx: Context): void {
 }
 
 /** The status and message of anything a handler or middleware threw. */
+/** The HTTP status `err` is answered with. */
+export const statusOf = (err: unknown): number => describe(err).status;
+
 function describe(err: unknown): { status: number; message: string } {
   if (isMailroomError(err)) return { status: STATUS_BY_KIND[err.kind], message: err.message };
   if (err instanceof HttpError) return { status: err.status, message: err.message };

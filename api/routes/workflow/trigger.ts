@@ -8,7 +8,9 @@ import { COMPANY_ID, USER_ID } from '../../../core/workflows/search-attributes.t
 import { workflowTriggers } from '../../../core/metrics.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
+import { statusOf } from '../../middleware/error-handler.ts';
 import { defineRoute, failure } from '../../route.ts';
+import type { AppMiddleware } from '../../types.ts';
 import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { TriggerHeaders, TriggerResponseSchema, WorkflowNameParams } from './schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
@@ -67,6 +69,20 @@ export function searchAttributesFor(
   return pairs;
 }
 
+type TriggerResult = 'started' | 'already_started' | 'invalid' | 'failed';
+const count = (ctx: { state: { workflow: { name: string } } }, result: TriggerResult) =>
+  workflowTriggers.inc({ workflow: ctx.state.workflow.name, result });
+
+/** Counts a trigger refused with 400 (its body, or its Idempotency-Key) as `invalid`. */
+const countInvalid: AppMiddleware = async (ctx, next) => {
+  try {
+    await next();
+  } catch (err) {
+    if (statusOf(err) === 400) count(ctx, 'invalid');
+    throw err;
+  }
+};
+
 /**
  * POST /api/workflow/:workflowName: validate the body against the workflow's
  * input schema, then start the run and answer 202 at once; the worker does the
@@ -83,6 +99,7 @@ export const triggerRoute = defineRoute({
   params: WorkflowNameParams,
   headers: TriggerHeaders,
   describeProblem: () => IDEMPOTENCY_KEY_INVALID,
+  around: countInvalid,
   responses: {
     202: {
       description: 'Started (or, with the same Idempotency-Key, already started).',
@@ -96,18 +113,10 @@ export const triggerRoute = defineRoute({
   },
   async handler(ctx, { temporal, config }) {
     const def = ctx.state.workflow;
-    const count = (result: 'started' | 'already_started' | 'invalid' | 'failed') =>
-      workflowTriggers.inc({ workflow: def.name, result });
     const caller = ctx.state.company;
-    let input: Record<string, unknown>;
-    try {
-      input = validateWorkflowInput(def, ctx.request.body, caller, {
-        blockedDomains: config.blockedEmailDomains,
-      });
-    } catch (err) {
-      count('invalid');
-      throw err;
-    }
+    const input = validateWorkflowInput(def, ctx.request.body, caller, {
+      blockedDomains: config.blockedEmailDomains,
+    });
     const workflowId = runIdFor(
       def.name,
       ctx.valid.headers['idempotency-key'],
@@ -130,14 +139,14 @@ export const triggerRoute = defineRoute({
           workflowIdConflictPolicy: 'USE_EXISTING',
         }),
       );
-      count('started');
+      count(ctx, 'started');
     } catch (err) {
       // Only reachable with an Idempotency-Key: random ids never collide.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
-        count('failed');
+        count(ctx, 'failed');
         throw temporalError(err, 'start workflow');
       }
-      count('already_started');
+      count(ctx, 'already_started');
     }
     ctx.status = 202;
     ctx.body = { success: true, runId: workflowId, workflowName: def.name };
