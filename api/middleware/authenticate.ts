@@ -146,7 +146,11 @@ export async function requireCompany(ctx: Context & { state: AppState }, next: N
   const caller = principal.authenticated ? checkIdentity(principal.caller) : undefined;
   if (!caller?.companyId) throw unauthorized();
   // A test key's runs carry test mode in their memo (workflows send in test mode too).
-  ctx.state.company = { ...callerOf(caller), companyId: caller.companyId, ...(principal.test ? { test: true } : {}) };
+  ctx.state.company = {
+    ...callerOf(caller),
+    companyId: caller.companyId,
+    ...(principal.test ? { test: true } : {}),
+  };
   await next();
 }
 

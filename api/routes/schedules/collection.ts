@@ -1,4 +1,3 @@
-import { authenticatedCompany } from '../../middleware/authenticate.ts';
 import { defineRoute, failure } from '../../route.ts';
 import type { AppContext } from '../../types.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
@@ -29,7 +28,7 @@ import {
 const MAX_LISTED = 100;
 
 const reachOf = (ctx: AppContext) => ({
-  companyId: authenticatedCompany(ctx.state.principal).companyId,
+  companyId: ctx.state.company.companyId,
   boundOrganizationId: ctx.state.principal.boundOrganizationId,
 });
 
@@ -58,7 +57,7 @@ export const createScheduleRoute = defineRoute({
   async handler(ctx, { temporal, config }) {
     const def = ctx.state.workflow;
     const body: CreateBody = parse(CreateScheduleBody, ctx.request.body, describeInputProblem);
-    const caller = authenticatedCompany(ctx.state.principal);
+    const caller = ctx.state.company;
     const { spec, memo } = specOf(body, config.scheduleMinIntervalSeconds);
     const input = validateWorkflowInput(def, body.input, caller, {
       blockedDomains: config.blockedEmailDomains,

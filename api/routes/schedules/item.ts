@@ -1,4 +1,3 @@
-import { authenticatedCompany } from '../../middleware/authenticate.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { parse } from '../../../core/validation.ts';
@@ -69,7 +68,7 @@ export const updateScheduleRoute = defineRoute({
   async handler(ctx, { temporal, config }) {
     const def = ctx.state.workflow;
     const body: UpdateBody = parse(UpdateScheduleBody, ctx.request.body, describeInputProblem);
-    const caller = authenticatedCompany(ctx.state.principal);
+    const caller = ctx.state.company;
     const { handle, desc } = await findSchedule(
       temporal,
       def,

@@ -77,7 +77,7 @@ export function actionOf(
     taskQueue,
     args: [input],
     memo: { [CALLER_MEMO_KEY]: caller, [SPEC_MEMO_KEY]: spec },
-    typedSearchAttributes: searchAttributesFor(input, caller),
+    typedSearchAttributes: searchAttributesFor(def, input, caller),
   };
 }
 

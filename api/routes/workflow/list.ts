@@ -2,7 +2,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Client } from '@temporalio/client';
 import { parse } from '../../../core/validation.ts';
 import { describeInputProblem } from '../../../core/workflows/messages.ts';
-import { authenticatedCompany } from '../../middleware/authenticate.ts';
 import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import type { AppContext } from '../../types.ts';
@@ -68,7 +67,7 @@ async function listItem(
   const def = ctx.state.workflow;
   const principal = ctx.state.principal;
   const reach = {
-    companyId: authenticatedCompany(principal).companyId,
+    companyId: ctx.state.company.companyId,
     boundOrganizationId: principal.boundOrganizationId,
   };
   const found = await describeRun(temporal, def, execution.workflowId, reach, execution.runId).catch(
@@ -113,7 +112,7 @@ export const listRoute = defineRoute({
       throw new HttpError(400, 'from must be before to');
     const def = ctx.state.workflow;
     const principal = ctx.state.principal;
-    const { companyId } = authenticatedCompany(principal);
+    const { companyId } = ctx.state.company;
     const query = visibilityQuery(def.workflowType, companyId, q);
     // The cursor continues exactly this listing, for exactly this caller.
     const scope = JSON.stringify([
