@@ -47,6 +47,10 @@ export const workflowTimedOut = (cause: string): string => `workflow timed out: 
 export const describeRunIdProblem = (problem: Problem): string =>
   problem.kind === 'invalid' && problem.keyword === 'maxLength' ? RUN_ID_TOO_LONG : RUN_ID_REQUIRED;
 
+/** A problem with GET's query: `wait` (1–60), else `runId`'s. */
+export const describeRunStatusProblem = (problem: Problem): string =>
+  problem.kind === 'invalid' && problem.field.endsWith('wait') ? WAIT_INVALID : describeRunIdProblem(problem);
+
 /** A schema problem of a trigger body, in this interface's words. */
 export function describeInputProblem(problem: Problem): string {
   switch (problem.kind) {

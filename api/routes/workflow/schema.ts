@@ -61,15 +61,7 @@ export const CancelResponseSchema = Type.Object({
 });
 
 /** One run of GET /api/workflow/:workflowName/runs: the run's status answer without `result`. */
-export const RunListItemSchema = Type.Object({
-  runId: Type.String(),
-  workflowName: Type.String(),
-  status: Type.Unsafe<RunStatus>(Type.String({ enum: [...RUN_STATUSES] })),
-  error: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' }),
-  cancelRequested: Type.Optional(Type.Boolean()),
-});
+export const RunListItemSchema = Type.Omit(RunResponseSchema, ['success', 'result']);
 export type RunListItem = Static<typeof RunListItemSchema>;
 
 /** 200 of GET /api/workflow/:workflowName/runs. */

@@ -1,4 +1,5 @@
 import { HttpError } from '../../http-error.ts';
+import { describeRunStatusProblem } from '../../../core/workflows/messages.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
 import { runningHistory } from './run-history.ts';
@@ -20,6 +21,7 @@ export const statusRoute = defineRoute({
   summary: "A run's status and outcome",
   ...RUN_ROUTE,
   query: RunStatusQuery,
+  describeProblem: describeRunStatusProblem,
   auth: WORKFLOW_AUTH.read,
   responses: {
     200: {
