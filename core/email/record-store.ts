@@ -1,7 +1,5 @@
-import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import type { ErrorKind } from '../errors.ts';
+import type { AnyBulkWriteOperation, Collection, Db, UpdateFilter } from 'mongodb';
 import { KeyedLock } from './keyed-lock.ts';
-import type { BufferedOpen } from './open-buffer.ts';
 import {
   STATUS_RANK,
   failedBeforeHandOver,
@@ -10,6 +8,7 @@ import {
   type TrackedEvent,
 } from './record.ts';
 import { emailIdOfViewKey, viewKeyMatches } from './view-key.ts';
+import { HANDED_OVER_FIELDS, eventUpdate, openUpdate, wasGuessedFailed } from './record-events.ts';
 
 /**
  * The `emails` collection: how email records are written and read.
@@ -24,88 +23,8 @@ import { emailIdOfViewKey, viewKeyMatches } from './view-key.ts';
  * FerretDB-compatible.
  */
 
-export interface RecordStore {
-  insert(record: EmailRecord): Promise<void>;
-  findById(emailId: string): Promise<EmailRecord | null>;
-  /** Written before the provider is called: attempt `attemptId` is talking to it since `at`. */
-  /** `narrowed`: the recipients this attempt sends to, when suppressions left some out. */
-  markAttempt(
-    emailId: string,
-    attemptId: string,
-    at: Date,
-    narrowed?: Pick<EmailRecord, 'recipients' | 'recipient_email' | 'recipient_name' | 'suppressed'>,
-  ): Promise<void>;
-  /** The provider accepted: sent (a record failed with an unknown outcome included), attempt cleared. */
-  /**
-   * `othersMayHaveFailedIt`: whether another writer (a workflow giving up, the
-   * sweeper) may have failed the record as "outcome unknown" while the
-   * provider had it, which this then undoes (the write answers the record as
-   * it was, one round trip; a second write only when it was). False for an HTTP
-   * send answered within the provider's timeout: nobody else writes its record.
-   */
-  markSent(
-    emailId: string,
-    providerId: string,
-    othersMayHaveFailedIt?: boolean,
-    provider?: string,
-  ): Promise<void>;
-  /** pending → failed; false (and nothing written) when the record is not pending. */
-  markFailed(emailId: string, reason: string, kind: ErrorKind): Promise<boolean>;
-  /**
-   * A failed record the provider never took becomes pending again, to be sent
-   * under the same email id (a reset workflow run). The record after the
-   * write, or null when it is no longer such a record.
-   */
-  reopenFailed(emailId: string): Promise<EmailRecord | null>;
-  /**
-   * A failed attempt that will be retried (idempotent sends): stays pending,
-   * remembers why. `outcomeKnown`: the provider did not take the message, so
-   * the attempt mark is cleared; otherwise it stays (the retry must decide).
-   */
-  noteAttemptFailed(emailId: string, reason: string, kind: ErrorKind, outcomeKnown: boolean): Promise<void>;
-  /**
-   * Records still pending that were created before `before` (the sweeper).
-   * A scan on FerretDB (status and date filters are not pushed down): for a
-   * periodic task, never for a request.
-   */
-  listPendingBefore(before: Date, limit: number): Promise<EmailRecord[]>;
-  /** Applies a tracking or provider event; false when no record matches. */
-  applyEvent(
-    by: { email_id: string } | { view_key: string },
-    event: TrackedEvent,
-    at?: Date,
-  ): Promise<boolean>;
-  /**
-   * Provider events in arrival order (one webhook request): the updates go
-   * out in bulk writes of OPEN_WRITE_CHUNK, in order, then each record is read
-   * once by `_id` (in parallel) to undo a guessed failure. Resolves with the
-   * ids of the records that exist (the events that matched one).
-   */
-  applyEvents(
-    events: ReadonlyArray<{ emailId: string; event: TrackedEvent; at: Date }>,
-  ): Promise<Set<string>>;
-  /**
-   * A batch of pixel opens and link clicks (open-buffer.ts), written with bulk
-   * writes of OPEN_WRITE_CHUNK updates each (one round trip per chunk, not per
-   * open). A pixel open updates the record its key names only if the stored
-   * key is the one presented (`{ _id, view_key }`: no read first); a click
-   * names its email id, proven by its signed token. Resolves with how many
-   * were recorded.
-   */
-  applyOpens(opens: BufferedOpen[]): Promise<number>;
-  /**
-   * Each update on its record (one per record, by `_id`,
-   * in bulk writes of OPEN_WRITE_CHUNK); resolves with how many matched.
-   */
-  updateEach(updates: ReadonlyArray<RecordUpdate>): Promise<number>;
-}
-
-/** One update of one record; `where`: conditions the record must meet besides its `_id`. */
-export interface RecordUpdate {
-  emailId: string;
-  where?: Filter<EmailRecord>;
-  update: UpdateFilter<EmailRecord>;
-}
+export type { RecordStore } from './record-store-contract.ts';
+import type { RecordStore, RecordUpdate } from './record-store-contract.ts';
 
 /**
  * Updates per bulk write of opens. FerretDB 1.24 (SQLite) slows down sharply
@@ -329,47 +248,4 @@ export function recordStore(db: Db): RecordStore {
     if (wasGuessedFailed(after)) await setHandedOverRank(emailId, after);
     return true;
   }
-}
-
-/** What undoing an "outcome unknown" failure reads of a record. */
-const HANDED_OVER_FIELDS = { status_rank: 1, error_kind: 1, bounced_at: 1, opened: 1, delivered: 1 } as const;
-
-/** Failed because the outcome was unknown: a guess, which a sign of the provider having it undoes. */
-const wasGuessedFailed = (record: Partial<EmailRecord>) =>
-  record.status_rank === STATUS_RANK.failed && record.error_kind === 'outcome_unknown';
-
-/**
- * One event as one update: flags whatever the status, `$min` keeps the first
- * occurrence's time, `$max` moves the status forward only.
- */
-function eventUpdate(event: TrackedEvent, at: Date) {
-  const flags: Partial<EmailRecord> = { updated_at: at };
-  const firsts: Partial<Record<'sent_at' | 'delivered_at' | 'opened_at' | 'bounced_at', Date>> = {};
-  let rank: number;
-  if (event === 'processed') {
-    firsts.sent_at = at;
-    rank = STATUS_RANK.sent;
-  } else if (event === 'delivered') {
-    flags.delivered = true;
-    firsts.delivered_at = at;
-    rank = STATUS_RANK.delivered;
-  } else if (event === 'opened' || event === 'clicked') {
-    const open = openUpdate(at, at, event === 'clicked');
-    Object.assign(flags, open.$set);
-    Object.assign(firsts, open.$min);
-    rank = open.$max.status_rank;
-  } else {
-    firsts.bounced_at = at;
-    rank = STATUS_RANK.bounced;
-  }
-  return { $set: flags, $min: firsts, $max: { status_rank: rank } };
-}
-
-/** An open: flags whatever the status, `opened_at` the first open, status at most raised to opened. */
-function openUpdate(first: Date, last: Date, clicked = false) {
-  return {
-    $set: { opened: true, time: last, updated_at: last, ...(clicked ? { clicked: true } : {}) },
-    $min: { opened_at: first },
-    $max: { status_rank: STATUS_RANK.opened },
-  };
 }
