@@ -1,4 +1,4 @@
-import { saveMessage } from '../core/dev-inbox/mailbox.ts';
+import { saveMessage } from '../core/dev-inbox/save-message.ts';
 import { FakeSendGrid, type PlannedAnswer, type SendGridMailBody } from './fake-sendgrid.ts';
 
 /**

@@ -9,10 +9,10 @@ import {
   messagesAfter,
   readAttachment,
   readMessage,
-  saveMessage,
   watchMailbox,
   type IncomingMessage,
 } from './mailbox.ts';
+import { saveMessage } from './save-message.ts';
 
 const folders: string[] = [];
 const folder = () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { saveMessage } from '../../../core/dev-inbox/mailbox.ts';
+import { saveMessage } from '../../../core/dev-inbox/save-message.ts';
 import { captureInto } from '../../../infra/mail-sink.ts';
 import { TEMPLATE_IDS } from '../../../templates/index.ts';
 import { SAMPLE_DATA } from '../../../templates/samples.ts';
