@@ -8,3 +8,6 @@ export class HttpError extends Error {
     this.name = 'HttpError';
   }
 }
+
+/** 415: a body that is not JSON (the body parser's answer and the error handler's, one message). */
+export const UNSUPPORTED_MEDIA_TYPE = 'unsupported content type. use application/json.';

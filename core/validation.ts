@@ -209,6 +209,8 @@ export function httpOrigin(value: string): string | undefined {
 }
 
 /** `Idempotency-Key` (workflow triggers, sends, bulks): 1 to 255 characters, none of them a control character. */
+/** The one answer to an `Idempotency-Key` that breaks the rule below (email sends and workflow triggers alike). */
+export const IDEMPOTENCY_KEY_INVALID = 'Idempotency-Key must be 1 to 255 printable characters.';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const isValidIdempotencyKey = (key: string): boolean =>
   key.length > 0 && key.length <= IDEMPOTENCY_KEY_MAX_LENGTH && !hasControlCharacters(key);

@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { isMailroomError, type ErrorKind } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import { HttpError } from '../http-error.ts';
+import { HttpError, UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 
 /** Each kind of domain error as an HTTP status. */
 const STATUS_BY_KIND: Record<ErrorKind, number> = {
@@ -21,7 +21,6 @@ const STATUS_BY_KIND: Record<ErrorKind, number> = {
 
 export const MALFORMED_JSON = 'malformed JSON body.';
 export const BODY_TOO_LARGE = 'request body too large.';
-export const UNSUPPORTED_CONTENT_TYPE = 'unsupported content type.';
 export const INTERNAL_ERROR = 'internal error';
 export const NOT_FOUND = 'not found';
 export const METHOD_NOT_ALLOWED = 'method not allowed';
@@ -110,7 +109,7 @@ function describe(err: unknown): { status: number; message: string } {
   // co-body rethrows JSON.parse's SyntaxError with status 400.
   if (status === 400 && (err instanceof SyntaxError || e?.type === 'entity.parse.failed'))
     return { status: 400, message: MALFORMED_JSON };
-  if (status === 415) return { status: 415, message: UNSUPPORTED_CONTENT_TYPE };
+  if (status === 415) return { status: 415, message: UNSUPPORTED_MEDIA_TYPE };
   if (status >= 400 && status < 500 && e?.expose) return { status, message: String((err as Error).message) };
   return { status: 500, message: INTERNAL_ERROR };
 }

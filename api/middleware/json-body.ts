@@ -1,11 +1,9 @@
 import bodyParser from 'koa-bodyparser';
 import type { Middleware } from 'koa';
-import { HttpError } from '../http-error.ts';
+import { HttpError, UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 import type { AppState } from '../types.ts';
 import { boundedBody, type BodyBounds } from './body-stream.ts';
 import { MAX_JSON_DEPTH, MAX_JSON_VALUES } from './json-shape.ts';
-
-export const UNSUPPORTED_MEDIA_TYPE = 'unsupported content type. use application/json.';
 
 /**
  * The most a caller who has not proven who they are may send on a route that

@@ -90,7 +90,6 @@ export const allRecipientsSuppressed = (
 export const SUPPRESSION_NOT_FOUND = 'suppression not found.';
 
 // Idempotency-Key on send and bulk (core/email/request-keys.ts).
-export const IDEMPOTENCY_KEY_INVALID = 'Idempotency-Key must be 1 to 255 printable characters.';
 export const IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION =
   'Idempotency-Key needs an authenticated caller with a company (X-Company-Id).';
 export const IDEMPOTENCY_KEY_BODY_MISMATCH =

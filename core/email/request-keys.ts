@@ -3,14 +3,13 @@ import type { Collection, Db, UpdateFilter } from 'mongodb';
 import stringify from 'safe-stable-stringify';
 import { MailroomError, isDuplicateKeyError, isMailroomError, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { isValidIdempotencyKey } from '../validation.ts';
+import { IDEMPOTENCY_KEY_INVALID, isValidIdempotencyKey } from '../validation.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { EmailRecord } from './record.ts';
 import type { RecordStore } from './record-store.ts';
 import {
   IDEMPOTENCY_KEY_BODY_MISMATCH,
   IDEMPOTENCY_KEY_IN_PROGRESS,
-  IDEMPOTENCY_KEY_INVALID,
   IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION,
   IDEMPOTENCY_KEY_UNFINISHED,
 } from './messages.ts';

@@ -13,7 +13,6 @@ export const RUN_NOT_FOUND = 'workflow run not found';
 export const RUN_ID_REQUIRED = 'runId query parameter is required';
 export const RUN_ALREADY_CLOSED = 'workflow run is already closed';
 export const BODY_NOT_OBJECT = 'request body must be a JSON object';
-export const IDEMPOTENCY_KEY_INVALID = 'Idempotency-Key must be at most 255 printable characters';
 export const conflictingFields = (alias: string, canonical: string): string =>
   `conflicting fields: ${alias} and ${canonical}`;
 export const notTheCaller = (key: string): string => `${key} does not match the authenticated caller`;

@@ -1,5 +1,5 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
-import { IDEMPOTENCY_KEY_INVALID } from '../../../core/email/messages.ts';
+import { IDEMPOTENCY_KEY_INVALID } from '../../../core/validation.ts';
 import type { RequestKind } from '../../../core/email/request-keys.ts';
 import { idempotencyKeySchema } from '../../../core/validation.ts';
 import { failure, type RouteContext, type RouteSpec } from '../../route.ts';

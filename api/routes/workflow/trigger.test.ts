@@ -243,7 +243,7 @@ describe('POST /api/workflow/:workflowName', () => {
     assert.equal(key.status, 400);
     assert.deepEqual(key.body, {
       success: false,
-      error: 'Idempotency-Key must be at most 255 printable characters',
+      error: 'Idempotency-Key must be 1 to 255 printable characters.',
     });
   });
 

@@ -6,7 +6,7 @@ import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
 import { COMPANY_ID, USER_ID } from '../../../core/workflows/search-attributes.ts';
 import { workflowTriggers } from '../../../core/metrics.ts';
-import { IDEMPOTENCY_KEY_INVALID } from '../../../core/workflows/messages.ts';
+import { IDEMPOTENCY_KEY_INVALID } from '../../../core/validation.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { statusOf } from '../../middleware/error-handler.ts';
 import { defineRoute, failure } from '../../route.ts';
