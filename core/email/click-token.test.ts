@@ -45,13 +45,8 @@ describe('click tokens', () => {
     assert.equal(tokens.verify(`${bytes.toString('base64url')}.${mac}`), undefined);
   });
 
-  it('still verifies tokens of the first format (no expiry), which emails sent before it carry', () => {
-    const token = firstFormatToken(TEST_SECRET, EMAIL_ID, URL_A);
-    assert.deepEqual(tokens.verify(token), { emailId: EMAIL_ID, url: URL_A, expiresAt: undefined });
-    assert.equal(
-      tokens.verify(firstFormatToken('another-secret-of-at-least-32-characters!', EMAIL_ID, URL_A)),
-      undefined,
-    );
+  it('refuses the unreleased first format (no expiry), even correctly signed', () => {
+    assert.equal(tokens.verify(firstFormatToken(TEST_SECRET, EMAIL_ID, URL_A)), undefined);
   });
 
   it('normalises the URL as the WHATWG parser does, and keeps non-ASCII', () => {

@@ -13,10 +13,6 @@ import { isUuid } from '../identity.ts';
  *   mac     = the first 16 bytes of HMAC-SHA256(click key, payload)
  *   click key = HMAC-SHA256(MAILROOM_SECRET, "mailroom click-token v1")
  *
- * Format 0x01 (before expiries) is the same without the expiry; such tokens
- * are still verified, and the caller decides how long they live (the email
- * service: as long as a new one, counted from its email's creation).
- *
  * Properties:
  * - Unforgeable: only a holder of the server secret can produce a token, so
  *   the redirect goes only to URLs Mailroom itself put in an email, and a
@@ -39,9 +35,8 @@ import { isUuid } from '../identity.ts';
  *   computed; the MAC is compared in constant time.
  */
 
+/** 0x02: the first released format (0x01, without expiry, was never released: refused). */
 const VERSION = 0x02;
-/** The first format: no expiry. Still verified (links in emails sent before 0x02). */
-const VERSION_WITHOUT_EXPIRY = 0x01;
 const EXPIRY_BYTES = 4;
 const ID_BYTES = 16;
 const MAC_BYTES = 16;
@@ -57,8 +52,8 @@ const BASE64URL = /^[\w-]+$/;
 export interface ClickTarget {
   emailId: string;
   url: string;
-  /** When the link stops redirecting (ms since the epoch); undefined for a format-0x01 token. */
-  expiresAt: number | undefined;
+  /** When the link stops redirecting (ms since the epoch). */
+  expiresAt: number;
 }
 
 export interface ClickTokens {
@@ -124,10 +119,9 @@ export function clickTokens(secret: string, options: ClickTokenOptions = {}): Cl
       if (!payload || !presented || presented.length !== MAC_BYTES) return undefined;
       if (!timingSafeEqual(presented, mac(payload))) return undefined;
       // Signed by us: the rest is well-formed unless the format changed.
-      const idAt = payload[0] === VERSION ? 1 + EXPIRY_BYTES : 1;
-      if (payload[0] !== VERSION && payload[0] !== VERSION_WITHOUT_EXPIRY) return undefined;
-      if (payload.length <= idAt + ID_BYTES) return undefined;
-      const expiresAt = payload[0] === VERSION ? payload.readUInt32BE(1) * 1000 : undefined;
+      const idAt = 1 + EXPIRY_BYTES;
+      if (payload[0] !== VERSION || payload.length <= idAt + ID_BYTES) return undefined;
+      const expiresAt = payload.readUInt32BE(1) * 1000;
       const hex = payload.subarray(idAt, idAt + ID_BYTES).toString('hex');
       const url = trackableUrl(payload.subarray(idAt + ID_BYTES).toString('utf8'));
       if (url === undefined) return undefined;

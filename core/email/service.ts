@@ -116,12 +116,6 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   };
   const requests = requestKeys(db, records, logger);
 
-  /** When a format-0x01 click token (no expiry of its own) expires: a lifetime after its email was created. */
-  async function legacyExpiry(emailId: string): Promise<number | undefined> {
-    const record = await records.findById(emailId);
-    return record ? record.created_at.getTime() + config.clickLinkLifetimeMs : undefined;
-  }
-
   const send: EmailService['send'] = async (body, principal, options = {}) => {
     // Authorise first: unauthenticated callers get 401, not details about their payload.
     const templateId =
@@ -183,10 +177,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     async followClick(token) {
       const target = clicks.verify(token);
       if (!target) throw new MailroomError('validation', INVALID_CLICK_LINK);
-      // A token of the first format carries no expiry: its email's age stands in (one read, those tokens only).
-      const expiresAt = target.expiresAt ?? (await legacyExpiry(target.emailId));
-      if (expiresAt === undefined || expiresAt <= Date.now())
-        throw new MailroomError('validation', CLICK_LINK_EXPIRED);
+      if (target.expiresAt <= Date.now()) throw new MailroomError('validation', CLICK_LINK_EXPIRED);
       // Buffered like a pixel open; the redirect never waits on the database.
       clicksFollowed.inc({ buffered: String(opens.addClick(target.emailId)) });
       return target.url;

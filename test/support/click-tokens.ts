@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 
-/** A token as Mailroom signed them before expiries: 0x01 ‖ email id ‖ URL. */
+/** A token of the unreleased first format, 0x01 ‖ email id ‖ URL, signed: refused (click-token.ts). */
 export function firstFormatToken(secret: string, emailId: string, url: string): string {
   const key = createHmac('sha256', secret).update('mailroom click-token v1').digest();
   const payload = Buffer.concat([

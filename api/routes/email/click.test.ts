@@ -190,27 +190,12 @@ describe('click tracking (GET /api/email/click/{token})', () => {
     assert.equal((await stored(emailId)).clicked, true, 'the fresh click only');
   });
 
-  it('links of the first token format (no expiry) live as long, counted from their email; unknown emails: expired', async () => {
+  it('a token of the unreleased first format (no expiry) is an invalid link, even correctly signed', async () => {
     const { emailId } = await send(invoiceBody());
-    const legacy = firstFormatToken(TEST_SECRET, emailId, 'https://acme.example/legacy');
-    const res = await click(legacy);
-    assert.equal(res.status, 302);
-    assert.equal(res.headers.get('location'), 'https://acme.example/legacy');
-
-    const emails = app.database.db.collection<EmailRecord>('emails');
-    await emails.updateOne(
-      { _id: emailId },
-      { $set: { created_at: new Date(Date.now() - 366 * 86_400_000) } },
-    );
-    const old = await click(legacy);
-    assert.equal(old.status, 400);
-    assert.equal(old.headers.get('location'), null);
-    assert.deepEqual(await old.json(), { success: false, error: 'click link expired.' });
-
-    const orphan = await click(firstFormatToken(TEST_SECRET, randomUUID(), 'https://evil.example/'));
-    assert.equal(orphan.status, 400);
-    assert.equal(orphan.headers.get('location'), null);
-    await app.email.flushOpens();
+    const res = await click(firstFormatToken(TEST_SECRET, emailId, 'https://acme.example/legacy'));
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get('location'), null);
+    assert.deepEqual(await res.json(), { success: false, error: 'invalid click link.' });
   });
 
   it('track_clicks: false leaves the links as they were; the pixel stays', async () => {
