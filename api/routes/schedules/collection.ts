@@ -1,8 +1,6 @@
 import { defineRoute, failure } from '../../route.ts';
 import type { AppContext } from '../../types.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
-import { parse } from '../../../core/validation.ts';
-import { describeInputProblem } from '../../../core/workflows/messages.ts';
 import { COMPANY_ID } from '../../../core/workflows/search-attributes.ts';
 import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
 import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from '../workflow/owner.ts';
@@ -45,7 +43,7 @@ export const createScheduleRoute = defineRoute({
   tag: 'workflow',
   auth: WORKFLOW_AUTH.schedule,
   params: WorkflowNameParams,
-  body: { schema: CreateScheduleBody, limit: '64kb' },
+  body: { schema: CreateScheduleBody, limit: '64kb', validate: true },
   responses: {
     201: { description: 'Created.', schema: ScheduleResponseSchema },
     400: failure('Invalid spec, time zone or input.'),
@@ -56,7 +54,7 @@ export const createScheduleRoute = defineRoute({
   },
   async handler(ctx, { temporal, config }) {
     const def = ctx.state.workflow;
-    const body: CreateBody = parse(CreateScheduleBody, ctx.request.body, describeInputProblem);
+    const body = ctx.request.body as CreateBody;
     const caller = ctx.state.company;
     const { spec, memo } = specOf(body, config.scheduleMinIntervalSeconds);
     const input = validateWorkflowInput(def, body.input, caller, {

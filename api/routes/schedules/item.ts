@@ -1,7 +1,5 @@
 import { defineRoute, failure } from '../../route.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
-import { parse } from '../../../core/validation.ts';
-import { describeInputProblem } from '../../../core/workflows/messages.ts';
 import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from '../workflow/owner.ts';
 import { reachOf } from './collection.ts';
 import {
@@ -56,7 +54,7 @@ export const updateScheduleRoute = defineRoute({
   tag: 'workflow',
   auth: WORKFLOW_AUTH.schedule,
   params: ScheduleParams,
-  body: { schema: UpdateScheduleBody, limit: '64kb' },
+  body: { schema: UpdateScheduleBody, limit: '64kb', validate: true },
   responses: {
     200: { description: 'The schedule as changed.', schema: ScheduleResponseSchema },
     400: failure('Invalid spec, time zone or input.'),
@@ -67,7 +65,7 @@ export const updateScheduleRoute = defineRoute({
   },
   async handler(ctx, { temporal, config }) {
     const def = ctx.state.workflow;
-    const body: UpdateBody = parse(UpdateScheduleBody, ctx.request.body, describeInputProblem);
+    const body = ctx.request.body as UpdateBody;
     const caller = ctx.state.company;
     const { handle, desc } = await findSchedule(
       temporal,
