@@ -12,7 +12,7 @@ import type { SweptRecord } from './sweeper.ts';
 import type { SuppressionsApi } from './suppressions.ts';
 import type { RequestKind } from './request-keys.ts';
 
-export type { BulkItemResult, BulkResult, EmailStatus, EmailStatusValue, SendResult } from './schema.ts';
+export type { BulkResult, EmailStatus, SendResult } from './schema.ts';
 
 export interface SendOptions {
   /**

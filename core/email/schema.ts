@@ -144,7 +144,6 @@ export const TrackBodySchema = Type.Object(
   },
   strict,
 );
-export type TrackBody = Static<typeof TrackBodySchema>;
 
 // ------------------------------------------------------------- suppressions
 
@@ -187,7 +186,6 @@ export const AddSuppressionBodySchema = Type.Object(
   },
   { ...strict, examples: [{ email: 'former-customer@example.com', note: 'asked by phone' }] },
 );
-export type AddSuppressionBody = Static<typeof AddSuppressionBodySchema>;
 
 /** Query of GET /api/email/suppressions. */
 export const SuppressionListQuerySchema = Type.Object(
@@ -201,7 +199,6 @@ export const SuppressionListQuerySchema = Type.Object(
   },
   strict,
 );
-export type SuppressionListQuery = Static<typeof SuppressionListQuerySchema>;
 
 export const SuppressionResponseSchema = Type.Object({
   success: Type.Literal(true),
