@@ -22,6 +22,13 @@ export interface SendOptions {
   idempotencyKey?: string;
 }
 
+/** What the dev inbox shows beside a captured message: its record's template, status and error. */
+export interface RecordOutcome {
+  template_id: string;
+  status: EmailStatus['status'];
+  error: string | null;
+}
+
 export interface EmailService {
   /** Creates the collections' indexes; idempotent, called at start. */
   ensureIndexes(): Promise<void>;
@@ -76,6 +83,12 @@ export interface EmailService {
    * it. False when there is no such send, it went out, or it may have.
    */
   failedWithoutSending(idempotencyKey: string): Promise<boolean>;
+  /**
+   * The outcome of record `emailId` for the dev inbox, or null. No caller
+   * check: the dev pages are mounted only with DEV_INBOX_DIR (npm run dev),
+   * never in production, and show the local mail sink's own messages.
+   */
+  outcomeOf(emailId: string): Promise<RecordOutcome | null>;
   /** A company's suppression list (the caller's company, established by the gateway). */
   suppressions: SuppressionsApi;
   /** Fails the records pending for longer than `boundMs` (core/email/sweeper.ts). */

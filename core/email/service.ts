@@ -21,7 +21,7 @@ import { createProviders } from './providers/index.ts';
 import { recordStore } from './record-store.ts';
 import { createSendPipeline } from './send-pipeline.ts';
 import { sweepStuckPending } from './sweeper.ts';
-import { failedBeforeHandOver } from './record.ts';
+import { failedBeforeHandOver, statusOf } from './record.ts';
 import { toStatus } from './status-view.ts';
 import { OpenBuffer, type FlushReport } from './open-buffer.ts';
 import { recordEvent } from './tracking.ts';
@@ -223,6 +223,12 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       const emailId = await keys.findEmailId(idempotencyKey);
       const record = emailId === undefined ? null : await records.findById(emailId);
       return record !== null && failedBeforeHandOver(record);
+    },
+
+    async outcomeOf(emailId) {
+      if (!isUuid(emailId)) return null;
+      const record = await records.findById(emailId.toLowerCase());
+      return record && { template_id: record.template_id, status: statusOf(record), error: record.error };
     },
 
     suppressions: suppressionsApi(suppressions),

@@ -11,8 +11,7 @@ import {
   type MessageSummary,
 } from '../../../core/dev-inbox/mailbox.ts';
 import type { Address } from '../../../core/email/addresses.ts';
-import { STATUS_RANK, statusOf, type EmailRecord } from '../../../core/email/record.ts';
-import { recordStore } from '../../../core/email/record-store.ts';
+import type { RecordOutcome } from '../../../core/email/contract.ts';
 import type { AppContext, AppDeps, AppRouter } from '../../types.ts';
 import { EMAIL_CSP, sendEmailHtml, sendPage } from './respond.ts';
 import { renderInbox, renderRow, type MessageView, type RowView } from './views.ts';
@@ -38,11 +37,11 @@ const SETTLE_MS = 2_000;
 const HEARTBEAT_MS = 15_000;
 
 export function mountInbox(router: AppRouter, deps: AppDeps, dir: string): void {
-  const records = recordStore(deps.db);
   const watch = sharedWatch(dir);
 
-  async function recordOf(emailId: string | undefined): Promise<EmailRecord | null> {
-    return emailId ? records.findById(emailId).catch(() => null) : null;
+  /** Through the email service's contract, like every other reader of records. */
+  async function recordOf(emailId: string | undefined): Promise<RecordOutcome | null> {
+    return emailId ? deps.email.outcomeOf(emailId).catch(() => null) : null;
   }
 
   async function rowsOf(summaries: MessageSummary[], selected?: string): Promise<RowView[]> {
@@ -137,11 +136,11 @@ export function mountInbox(router: AppRouter, deps: AppDeps, dir: string): void 
         .catch((err: unknown) => deps.logger.warn({ err, id }, 'dev inbox: could not send a message event'));
     };
 
-    async function settledRecord(emailId: string | undefined): Promise<EmailRecord | null> {
+    async function settledRecord(emailId: string | undefined): Promise<RecordOutcome | null> {
       const deadline = Date.now() + SETTLE_MS;
       for (;;) {
         const record = await recordOf(emailId);
-        if (!record || record.status_rank !== STATUS_RANK.pending || Date.now() > deadline) return record;
+        if (!record || record.status !== 'pending' || Date.now() > deadline) return record;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
@@ -199,9 +198,9 @@ const timeLabel = (at: Date) => `${at.toISOString().slice(0, 19).replace('T', ' 
 const mailbox = (a: Address) => (a.name ? `${a.name} <${a.email}>` : a.email);
 const mailboxes = (list: Address[]) => list.map(mailbox).join(', ');
 /** The record's status; `none` when the message has no record (another database, or not sent by Mailroom). */
-const statusLabel = (record: EmailRecord | null) => (record ? statusOf(record) : 'none');
+const statusLabel = (record: RecordOutcome | null) => record?.status ?? 'none';
 
-function rowView(m: MessageSummary, record: EmailRecord | null, selected: boolean): RowView {
+function rowView(m: MessageSummary, record: RecordOutcome | null, selected: boolean): RowView {
   return {
     id: m.id,
     href: href(m.id),
@@ -216,7 +215,7 @@ function rowView(m: MessageSummary, record: EmailRecord | null, selected: boolea
   };
 }
 
-function messageView(m: CapturedMessage, record: EmailRecord | null): MessageView {
+function messageView(m: CapturedMessage, record: RecordOutcome | null): MessageView {
   const headers: Array<{ name: string; value: string }> = [
     { name: 'Date', value: m.receivedAt.toUTCString() },
     { name: 'From', value: m.from ? mailbox(m.from) : '' },
