@@ -83,6 +83,9 @@ export const defineRoute = <
 /** Every failure of both interfaces: `{ success: false, error }` (api/middleware/error-handler.ts). */
 export const ErrorResponseSchema = Type.Object({ success: Type.Literal(false), error: Type.String() });
 
+/** A success with nothing more to say: `{ success: true }` (track, webhook, removals, revocations). */
+export const OkResponseSchema = Type.Object({ success: Type.Literal(true) });
+
 /** A failure answer of a route, for its `responses`. */
 export const failure = (description: string) => ({ description, schema: ErrorResponseSchema });
 

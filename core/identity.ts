@@ -53,6 +53,9 @@ export function callerOf(identity: Identity): Caller {
 export const isComplete = (identity: Identity): identity is Required<{ [K in IdentityField]: string }> =>
   identity.companyId !== undefined && identity.organizationId !== undefined && identity.userId !== undefined;
 
+/** Missing or malformed identity, or no valid API key: the one answer, for every route. */
+export const UNAUTHORIZED = 'unauthorized';
+
 /** The memo key under which a run carries who triggered it (visible in the Temporal Web UI). */
 export const CALLER_MEMO_KEY = 'caller';
 

@@ -2,12 +2,12 @@ import type { Context, Next } from 'koa';
 import proxyaddr from 'proxy-addr';
 import type { KeyStore } from '../../core/api-keys/key-store.ts';
 import type { Config } from '../../core/config.ts';
-import { UNAUTHORIZED } from '../../core/email/messages.ts';
 import { MailroomError } from '../../core/errors.ts';
 import {
   callerOf,
   checkIdentity,
   isComplete,
+  UNAUTHORIZED,
   type Caller,
   type IdentityField,
   type Scope,

@@ -2,13 +2,12 @@ import type { TSchema } from '@sinclair/typebox';
 import {
   BulkBodySchema,
   BulkResponseSchema,
-  OkResponseSchema,
   SendBodySchema,
   SendResponseSchema,
   StatusResponseSchema,
   TrackBodySchema,
 } from '../../core/email/schema.ts';
-import { ErrorResponseSchema } from '../route.ts';
+import { ErrorResponseSchema, OkResponseSchema } from '../route.ts';
 import { CancelResponseSchema, TriggerResponseSchema } from '../routes/workflow/schema.ts';
 
 /** The OpenAPI document's shared parts: named schemas (`components.schemas`) and JSON helpers. */

@@ -2,12 +2,12 @@ import { MailroomError } from '../errors.ts';
 import {
   checkIdentity,
   isComplete,
+  UNAUTHORIZED,
   withinReach,
   type Caller,
   type Identity,
   type Principal,
 } from '../identity.ts';
-import { UNAUTHORIZED } from './messages.ts';
 import type { EmailRecord } from './record.ts';
 
 /**

@@ -20,7 +20,6 @@ export const NOT_CONFIGURED = 'email service not configured.';
 export const TOO_MANY_RECIPIENTS = 'too many recipients. maximum is 50.';
 export const ATTACHMENT_TOO_LARGE = 'attachment exceeds maximum size limit.';
 export const TOO_MANY_ATTACHMENTS = 'too many attachments. maximum is 10.';
-export const UNAUTHORIZED = 'unauthorized';
 
 /** `missing required fields: template_id`: the interface's message, naming what is missing. */
 export const missingRequiredFields = (names: readonly string[]): string =>

@@ -272,6 +272,3 @@ export type EmailStatus = Static<typeof EmailStatusSchema>;
 
 /** 200 of GET /api/email/status/{email_id}. */
 export const StatusResponseSchema = Type.Object({ success: Type.Literal(true), data: EmailStatusSchema });
-
-/** 200 of POST /api/email/track and of the provider webhook. */
-export const OkResponseSchema = Type.Object({ success: Type.Literal(true) });

@@ -1,14 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import {
   AddSuppressionBodySchema,
-  OkResponseSchema,
   SuppressionListQuerySchema,
   SuppressionListResponseSchema,
   SuppressionResponseSchema,
 } from '../../../core/email/schema.ts';
 import { INVALID_EMAIL_ADDRESS } from '../../../core/email/messages.ts';
 import type { RouteAuth } from '../../middleware/authenticate.ts';
-import { defineRoute, failure, type RouteSpec } from '../../route.ts';
+import { defineRoute, failure, OkResponseSchema, type RouteSpec } from '../../route.ts';
 
 /**
  * The company's suppression list: addresses its sends leave out. Reading

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { OkResponseSchema, TrackBodySchema } from '../../../core/email/schema.ts';
-import { defineRoute, failure } from '../../route.ts';
+import { TrackBodySchema } from '../../../core/email/schema.ts';
+import { defineRoute, failure, OkResponseSchema } from '../../route.ts';
 
 /** The standard 43-byte transparent 1×1 GIF89a. */
 export const TRACKING_PIXEL = Buffer.from(

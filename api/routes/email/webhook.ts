@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { OkResponseSchema } from '../../../core/email/schema.ts';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../../core/email/webhook.ts';
-import { defineRoute, failure } from '../../route.ts';
+import { defineRoute, failure, OkResponseSchema } from '../../route.ts';
 
 /**
  * POST /api/email/webhooks/sendgrid: SendGrid's Event Webhook. The signature

@@ -6,10 +6,9 @@ import {
   type CreateKeyBody,
   KeyListResponseSchema,
 } from '../../../core/api-keys/schema.ts';
-import { OkResponseSchema } from '../../../core/email/schema.ts';
 import { MailroomError } from '../../../core/errors.ts';
 import type { RouteAuth } from '../../middleware/authenticate.ts';
-import { defineRoute, failure, type RouteSpec } from '../../route.ts';
+import { defineRoute, failure, OkResponseSchema, type RouteSpec } from '../../route.ts';
 
 /**
  * API keys over HTTP, for a company's own automation: a key with
