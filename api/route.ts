@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
-import { describeBodyProblem } from '../core/email/messages.ts';
+import { describeBodyProblem } from '../core/email/email-messages.ts';
 import type { DescribeProblem } from '../core/validation.ts';
 import { authenticate, requireCompany, type RouteAuth } from './middleware/authenticate.ts';
 import { jsonBody, type BodyLimits } from './middleware/json-body.ts';

@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import { Type } from '@sinclair/typebox';
-import { describeRunIdProblem } from '../../core/workflows/messages.ts';
+import { describeRunIdProblem } from '../../core/workflows/workflow-messages.ts';
 import { errorHandler } from './error-handler.ts';
 import { defineRoute, mountRoutes, type RouteSpec } from '../route.ts';
 import type { AppDeps, AppState } from '../types.ts';

@@ -1,6 +1,6 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { Context, Next } from 'koa';
-import { describeBodyProblem } from '../../core/email/messages.ts';
+import { describeBodyProblem } from '../../core/email/email-messages.ts';
 import { parse, parseStrings, type DescribeProblem } from '../../core/validation.ts';
 
 /** The parts of a route's declaration this middleware enforces (api/route.ts). */

@@ -6,9 +6,9 @@ import {
   SendResponseSchema,
   StatusResponseSchema,
   TrackBodySchema,
-} from '../../core/email/schema.ts';
+} from '../../core/email/email-schema.ts';
 import { ErrorResponseSchema, OkResponseSchema } from '../route.ts';
-import { CancelResponseSchema, TriggerResponseSchema } from '../routes/workflow/schema.ts';
+import { CancelResponseSchema, TriggerResponseSchema } from '../routes/workflow/run-schema.ts';
 
 /** The OpenAPI document's shared parts: named schemas (`components.schemas`) and JSON helpers. */
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { SendBodySchema } from '../../core/email/schema.ts';
+import { SendBodySchema } from '../../core/email/email-schema.ts';
 import { validateSendBody } from '../../core/email/validate.ts';
 import { WORKFLOWS } from '../../core/workflows/registry.ts';
 import { validateWorkflowInput } from '../../core/workflows/validate-input.ts';

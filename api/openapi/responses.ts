@@ -6,7 +6,7 @@ import { UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 import { ANONYMOUS_BODY_LIMIT } from '../middleware/json-body.ts';
 import { MAX_JSON_DEPTH, MAX_JSON_VALUES, jsonTooDeep, jsonTooManyValues } from '../middleware/json-shape.ts';
 import { ErrorResponseSchema, type RouteSpec } from '../route.ts';
-import { RunResponseSchema } from '../routes/workflow/schema.ts';
+import { RunResponseSchema } from '../routes/workflow/run-schema.ts';
 import { camelCase, JSON_TYPE, pascalCase, plain, type Components, type Json } from './components.ts';
 
 /** An operation's answers: those its route declares, those its request concerns add, and links. */

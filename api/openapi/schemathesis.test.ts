@@ -9,7 +9,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { SCOPES } from '../../core/identity.ts';
 import { SendEmailReceivedEinInput } from '../../core/workflows/send-email-received-ein.input.ts';
 import { MailroomError } from '../../core/errors.ts';
-import { attachmentFetchFailed } from '../../core/email/messages.ts';
+import { attachmentFetchFailed } from '../../core/email/email-messages.ts';
 import { ensureSchemathesis, SCHEMATHESIS_VERSION } from '../../infra/provision.ts';
 import { startEmailCore, type EmailCore } from '../../test/support/email-core.ts';
 import { temporalAddress, temporalNamespace, uniqueName } from '../../test/support/env.ts';

@@ -4,9 +4,9 @@ import { basename } from 'node:path';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { MailroomError } from '../errors.ts';
 import { hasControlCharacters } from '../validation.ts';
-import { ATTACHMENT_TOO_LARGE, attachmentFetchFailed } from './messages.ts';
+import { ATTACHMENT_TOO_LARGE, attachmentFetchFailed } from './email-messages.ts';
 import type { OutgoingAttachment } from './provider.ts';
-import { MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES } from './schema.ts';
+import { MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES } from './email-schema.ts';
 import { base64DecodedLength, type AttachmentInput } from './validate.ts';
 
 /**

@@ -9,7 +9,7 @@ import {
   describeBodyProblem,
   invalidField,
   missingRequiredFields,
-} from './messages.ts';
+} from './email-messages.ts';
 import {
   BULK_BATCH_SIZE,
   BULK_DELAY_DEFAULT_MS,
@@ -19,7 +19,7 @@ import {
   type BulkItemResult,
   type BulkResult,
   type SendResult,
-} from './schema.ts';
+} from './email-schema.ts';
 
 /**
  * POST /api/email/bulk: an authenticated caller with all three identity

@@ -7,12 +7,12 @@
  */
 import type { Principal } from '../identity.ts';
 import type { OpenBufferStats } from './open-buffer.ts';
-import type { BulkResult, EmailStatus, SendResult } from './schema.ts';
+import type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
 import type { SweptRecord } from './sweeper.ts';
-import type { SuppressionsApi } from './suppressions.ts';
-import type { RequestKind } from './request-keys.ts';
+import type { SuppressionsApi } from './suppressions-api.ts';
+import type { RequestKind } from './request-idempotency.ts';
 
-export type { BulkResult, EmailStatus, SendResult } from './schema.ts';
+export type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
 
 export interface SendOptions {
   /**
@@ -36,7 +36,7 @@ export interface EmailService {
   send(body: unknown, principal: Principal, options?: SendOptions): Promise<SendResult>;
   /**
    * Runs a send or a bulk once per `Idempotency-Key` of the caller's company
-   * (request-keys.ts): a later request with the key and the same body gets the
+   * (request-idempotency.ts): a later request with the key and the same body gets the
    * first answer (`replayed`), another body → conflict (409).
    */
   once<T>(

@@ -3,7 +3,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { MailroomError } from '../errors.ts';
 import type { HtmlRenderRequest, RenderedHtml } from './html-render-task.ts';
-import { HTML_TOO_COMPLEX } from './messages.ts';
+import { HTML_TOO_COMPLEX } from './email-messages.ts';
 import { watchThreadBudget } from './thread-budget.ts';
 
 export type { HtmlRenderRequest, RenderedHtml } from './html-render-task.ts';

@@ -1,7 +1,7 @@
 import type { Identity } from '../identity.ts';
-import { SENT_MESSAGE } from './messages.ts';
+import { SENT_MESSAGE } from './email-messages.ts';
 import { STATUS_RANK, type EmailRecord } from './record.ts';
-import type { SendResult, SkippedRecipient } from './schema.ts';
+import type { SendResult, SkippedRecipient } from './email-schema.ts';
 import type { NormalizedSend } from './validate.ts';
 import { newViewKey } from './view-key.ts';
 

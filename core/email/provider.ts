@@ -4,7 +4,7 @@ import { MailService, type MailDataRequired } from '@sendgrid/mail';
 import type { Config } from '../config.ts';
 import { MailroomError } from '../errors.ts';
 import { parseMailbox, type Address } from './addresses.ts';
-import { providerRejected, providerUnavailable } from './messages.ts';
+import { providerRejected, providerUnavailable } from './email-messages.ts';
 
 /**
  * Delivery through SendGrid's v3 Mail Send API with the official client.

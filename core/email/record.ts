@@ -1,6 +1,6 @@
 import type { ErrorKind } from '../errors.ts';
 import type { Address } from './addresses.ts';
-import type { EmailStatusValue, SkippedRecipient } from './schema.ts';
+import type { EmailStatusValue, SkippedRecipient } from './email-schema.ts';
 
 /**
  * One document of the `emails` collection: one per send, `_id` = email id.
@@ -53,7 +53,7 @@ export interface EmailRecord {
   error_kind: ErrorKind | null;
   /** A workflow step's exactly-once key (`<workflowId>:<step>`). */
   idempotency_key?: string;
-  /** The `Idempotency-Key` of the HTTP request that created the record (request-keys.ts). */
+  /** The `Idempotency-Key` of the HTTP request that created the record (request-idempotency.ts). */
   request_key?: string;
   /** How many requests carried that key: 1, plus one per replay. */
   request_key_seen?: number;

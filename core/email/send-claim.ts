@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { MailroomError } from '../errors.ts';
 import type { Identity } from '../identity.ts';
 import type { Logger } from '../logger.ts';
-import type { IdempotencyKeys } from './idempotency-keys.ts';
-import { IN_PROGRESS, OUTCOME_PENDING, OUTCOME_UNKNOWN } from './messages.ts';
+import type { IdempotencyKeys } from './step-send-keys.ts';
+import { IN_PROGRESS, OUTCOME_PENDING, OUTCOME_UNKNOWN } from './email-messages.ts';
 import { answer, newRecord } from './new-record.ts';
 import { STATUS_RANK, failedBeforeHandOver, isHandedOver, type EmailRecord } from './record.ts';
 import type { RecordStore } from './record-store.ts';
-import type { SendResult } from './schema.ts';
+import type { SendResult } from './email-schema.ts';
 import type { NormalizedSend } from './validate.ts';
 
 /**

@@ -5,14 +5,14 @@ import { MailroomError, isDuplicateKeyError, isMailroomError } from '../errors.t
 import type { Identity } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import { emailsFailed, emailsSent, providerCallDuration } from '../metrics.ts';
-import type { IdempotencyKeys } from './idempotency-keys.ts';
+import type { IdempotencyKeys } from './step-send-keys.ts';
 import {
   NOT_CONFIGURED,
   OUTCOME_PENDING,
   OUTCOME_UNKNOWN,
   allRecipientsSuppressed,
   providerUnavailable,
-} from './messages.ts';
+} from './email-messages.ts';
 import type { MailProvider, OutgoingAttachment } from './provider.ts';
 import { testEventsFor, testProvider } from './providers/test-mode.ts';
 import type { Address } from './addresses.ts';
@@ -20,8 +20,8 @@ import type { ClickTracking } from './click-tracking.ts';
 import type { HtmlRenderPool, RenderedHtml } from './html-render-pool.ts';
 import { STATUS_RANK, type EmailRecord } from './record.ts';
 import type { RecordStore } from './record-store.ts';
-import type { SendResult, SkippedRecipient } from './schema.ts';
-import { withoutSuppressed, type SuppressionList } from './suppression-list.ts';
+import type { SendResult, SkippedRecipient } from './email-schema.ts';
+import { withoutSuppressed, type SuppressionList } from './suppression-store.ts';
 import type { NormalizedSend } from './validate.ts';
 import { answer, recipientFields } from './new-record.ts';
 import { createSendClaim } from './send-claim.ts';

@@ -13,9 +13,14 @@ import { sendBulk } from './bulk.ts';
 import { clickTracking } from './click-tracking.ts';
 import { createHtmlRenderPool } from './html-render-pool.ts';
 import type { EmailService } from './contract.ts';
-import { idempotencyKeys } from './idempotency-keys.ts';
+import { idempotencyKeys } from './step-send-keys.ts';
 import { ensureEmailIndexes } from './indexes.ts';
-import { CLICK_LINK_EXPIRED, EMAIL_NOT_FOUND, INVALID_CLICK_LINK, OUTCOME_UNKNOWN } from './messages.ts';
+import {
+  CLICK_LINK_EXPIRED,
+  EMAIL_NOT_FOUND,
+  INVALID_CLICK_LINK,
+  OUTCOME_UNKNOWN,
+} from './email-messages.ts';
 import { defaultSender, type MailProvider } from './provider.ts';
 import { createProviders } from './providers/index.ts';
 import { recordStore } from './record-store.ts';
@@ -28,9 +33,9 @@ import { recordEvent } from './tracking.ts';
 import { looksLikeViewKey } from './view-key.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
-import { suppressionList } from './suppression-list.ts';
-import { suppressionsApi } from './suppressions.ts';
-import { requestKeys } from './request-keys.ts';
+import { suppressionList } from './suppression-store.ts';
+import { suppressionsApi } from './suppressions-api.ts';
+import { requestKeys } from './request-idempotency.ts';
 import { narrowSignupSend, withConfiguredVariables, type SignupPolicy } from './signup-guard.ts';
 import { ensureRateLimitIndexes, signupLimits } from './signup-limits.ts';
 

@@ -10,7 +10,7 @@ import {
   notWithoutAuthentication,
   ONE_RECIPIENT_WITHOUT_AUTHENTICATION,
   SIGNUP_LINKS_NOT_CONFIGURED,
-} from './messages.ts';
+} from './email-messages.ts';
 import { isPlainText, PLAIN_NAME_MAX_LENGTH, PLAIN_TEXT_MAX_LENGTH } from './plain-text.ts';
 import type { NormalizedSend } from './validate.ts';
 

@@ -4,7 +4,7 @@ import { MailroomError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { canonicalMailbox, clientNetwork } from './rate-limit-keys.ts';
-import { TOO_MANY_SIGNUP_SENDS } from './messages.ts';
+import { TOO_MANY_SIGNUP_SENDS } from './email-messages.ts';
 
 /**
  * Rate limits of unauthenticated signup-template sends: per recipient mailbox

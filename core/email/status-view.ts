@@ -1,5 +1,5 @@
 import { statusOf, type EmailRecord } from './record.ts';
-import type { EmailStatus } from './schema.ts';
+import type { EmailStatus } from './email-schema.ts';
 
 /** The status-response fields of a record, nothing else (never view_key). */
 export function toStatus(record: EmailRecord): EmailStatus {

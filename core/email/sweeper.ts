@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.ts';
-import { OUTCOME_UNKNOWN, abandonedSend } from './messages.ts';
+import { OUTCOME_UNKNOWN, abandonedSend } from './email-messages.ts';
 import type { RecordStore } from './record-store.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { MailroomError } from '../errors.ts';
 import { parse } from '../validation.ts';
-import { EMAIL_NOT_FOUND, describeBodyProblem, invalidEventType } from './messages.ts';
+import { EMAIL_NOT_FOUND, describeBodyProblem, invalidEventType } from './email-messages.ts';
 import type { RecordStore } from './record-store.ts';
-import { TRACK_EVENT_TYPES, TrackBodySchema } from './schema.ts';
+import { TRACK_EVENT_TYPES, TrackBodySchema } from './email-schema.ts';
 import { looksLikeViewKey } from './view-key.ts';
 
 /**

@@ -9,7 +9,7 @@ import {
   toAddressList,
   type Address,
 } from './addresses.ts';
-import * as msg from './messages.ts';
+import * as msg from './email-messages.ts';
 import {
   MAX_ATTACHMENT_BYTES,
   MAX_ATTACHMENTS,
@@ -18,7 +18,7 @@ import {
   SendBodySchema,
   SUBJECT_MAX_LENGTH,
   type SendBody,
-} from './schema.ts';
+} from './email-schema.ts';
 import { canonicalLinks, missingVariables } from './template-variables.ts';
 
 /**

@@ -7,12 +7,12 @@ import {
   WEBHOOK_BODY_NOT_ARRAY,
   WEBHOOK_NOT_CONFIGURED,
   WEBHOOK_TIMESTAMP_OUTSIDE_WINDOW,
-} from './messages.ts';
+} from './email-messages.ts';
 import { isUuid } from '../identity.ts';
 import type { TrackedEvent } from './record.ts';
 import type { RecordStore } from './record-store.ts';
-import { normalizeAddress, type SuppressionList } from './suppression-list.ts';
-import { suppressionReasonOf, type WebhookEventFields } from './webhook-suppressions.ts';
+import { normalizeAddress, type SuppressionList } from './suppression-store.ts';
+import { suppressionReasonOf, type WebhookEventFields } from './suppressions-from-webhook.ts';
 import { isPlainObject } from '../validation.ts';
 
 /**
@@ -28,7 +28,7 @@ import { isPlainObject } from '../validation.ts';
  * (SendGrid puts custom args at the top level of each event): the record's
  * `_id`, so each event is one primary-key update. A hard bounce, a spam
  * report or an unsubscribe also puts the recipient on the suppression list of
- * the company that sent the email (webhook-suppressions.ts). Unknown ids and
+ * the company that sent the email (suppressions-from-webhook.ts). Unknown ids and
  * event types are ignored and the answer is 2xx either way: a non-2xx makes
  * SendGrid retry for 24 hours, which cannot help.
  */

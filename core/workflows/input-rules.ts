@@ -1,10 +1,10 @@
 import { isBlockedDomain, isValidAddress } from '../email/addresses.ts';
-import { MAX_RECIPIENTS } from '../email/schema.ts';
+import { MAX_RECIPIENTS } from '../email/email-schema.ts';
 import { MailroomError } from '../errors.ts';
 import { isUuid } from '../identity.ts';
 import { hasControlCharacters, isPlainObject } from '../validation.ts';
 import type { WorkflowDefinition } from './definition.ts';
-import { blockedAddress, controlCharacters, invalidAddress, tooManyAddresses } from './messages.ts';
+import { blockedAddress, controlCharacters, invalidAddress, tooManyAddresses } from './workflow-messages.ts';
 
 /**
  * What a trigger body must satisfy beyond its schema (which bounds every

@@ -2,9 +2,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { WorkflowDefinition } from './definition.ts';
 import { EIN_ACTIONS, EIN_ACTION_VALUES, type EinAction } from './ein-actions.ts';
 import { EMAIL_ACTION } from './search-attributes.ts';
-import { conflictingFields } from './messages.ts';
+import { conflictingFields } from './workflow-messages.ts';
 import { MailroomError } from '../errors.ts';
-import { MAX_RECIPIENTS } from '../email/schema.ts';
+import { MAX_RECIPIENTS } from '../email/email-schema.ts';
 import { MAX_ADDRESS_LENGTH } from '../email/addresses.ts';
 
 /** `0b5c6f3e-8d2a-4c1b-9e7f-1a2b3c4d5e6f`: ajv's uuid format would also take a `urn:uuid:` prefix. */

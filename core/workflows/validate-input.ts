@@ -4,7 +4,7 @@ import { isPlainObject, parse } from '../validation.ts';
 import type { Caller, IdentityField } from '../identity.ts';
 import type { WorkflowDefinition } from './definition.ts';
 import { applyInputRules } from './input-rules.ts';
-import { BODY_NOT_OBJECT, describeInputProblem, notTheCaller } from './messages.ts';
+import { BODY_NOT_OBJECT, describeInputProblem, notTheCaller } from './workflow-messages.ts';
 
 /**
  * Validates a trigger body against its workflow's input schema and the rules

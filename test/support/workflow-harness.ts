@@ -14,7 +14,7 @@ import type { KeyStore } from '../../core/api-keys/key-store.ts';
 import type { Database } from '../../core/db.ts';
 import type { EmailService, EmailStatus } from '../../core/email/contract.ts';
 import { createApp } from '../../api/app.ts';
-import type { RunResponse } from '../../api/routes/workflow/schema.ts';
+import type { RunResponse } from '../../api/routes/workflow/run-schema.ts';
 import { createWorker } from '../../worker/create-worker.ts';
 import type { FakeSendGrid } from './fake-sendgrid.ts';
 import { startEmailCore, type EmailCore } from './email-core.ts';

@@ -1,4 +1,4 @@
-import { BulkBodySchema, BulkResponseSchema } from '../../../core/email/schema.ts';
+import { BulkBodySchema, BulkResponseSchema } from '../../../core/email/email-schema.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { IDEMPOTENCY_FAILURES, answerOnce, sendRequest } from './send-request.ts';
 

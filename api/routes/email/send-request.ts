@@ -1,6 +1,6 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/validation.ts';
-import type { RequestKind } from '../../../core/email/request-keys.ts';
+import type { RequestKind } from '../../../core/email/request-idempotency.ts';
 import { idempotencyKeySchema } from '../../../core/validation.ts';
 import { failure, type RouteContext, type RouteSpec } from '../../route.ts';
 import type { AppDeps } from '../../types.ts';
@@ -11,7 +11,7 @@ import type { AppDeps } from '../../types.ts';
  */
 export const SEND_BODY_LIMIT = '45mb';
 
-/** Send's and bulk's `Idempotency-Key` (core/email/request-keys.ts). */
+/** Send's and bulk's `Idempotency-Key` (core/email/request-idempotency.ts). */
 export const SendHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     idempotencyKeySchema(

@@ -1,4 +1,4 @@
-import { SendBodySchema, SendResponseSchema } from '../../../core/email/schema.ts';
+import { SendBodySchema, SendResponseSchema } from '../../../core/email/email-schema.ts';
 import { defineRoute, failure } from '../../route.ts';
 import {
   IDEMPOTENCY_FAILURES,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { StatusResponseSchema } from '../../../core/email/schema.ts';
+import { StatusResponseSchema } from '../../../core/email/email-schema.ts';
 import { defineRoute, failure } from '../../route.ts';
 
 /** GET /api/email/status/:email_id → `{ success, data }`; 404 `email not found.` for unknown, malformed or foreign ids. */

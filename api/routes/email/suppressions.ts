@@ -4,8 +4,8 @@ import {
   SuppressionListQuerySchema,
   SuppressionListResponseSchema,
   SuppressionResponseSchema,
-} from '../../../core/email/schema.ts';
-import { INVALID_EMAIL_ADDRESS } from '../../../core/email/messages.ts';
+} from '../../../core/email/email-schema.ts';
+import { INVALID_EMAIL_ADDRESS } from '../../../core/email/email-messages.ts';
 import type { RouteAuth } from '../../middleware/authenticate.ts';
 import { defineRoute, failure, OkResponseSchema, type RouteSpec } from '../../route.ts';
 

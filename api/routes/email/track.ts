@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { TrackBodySchema } from '../../../core/email/schema.ts';
+import { TrackBodySchema } from '../../../core/email/email-schema.ts';
 import { defineRoute, failure, OkResponseSchema } from '../../route.ts';
 
 /** The standard 43-byte transparent 1×1 GIF89a. */

@@ -5,7 +5,7 @@ import {
   CreateKeyBodySchema,
   type CreateKeyBody,
   KeyListResponseSchema,
-} from '../../../core/api-keys/schema.ts';
+} from '../../../core/api-keys/key-schema.ts';
 import { MailroomError } from '../../../core/errors.ts';
 import type { RouteAuth } from '../../middleware/authenticate.ts';
 import { defineRoute, failure, OkResponseSchema, type RouteSpec } from '../../route.ts';

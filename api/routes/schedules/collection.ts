@@ -4,14 +4,14 @@ import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts
 import { COMPANY_ID } from '../../../core/workflows/search-attributes.ts';
 import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
 import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from '../workflow/owner.ts';
-import { WorkflowNameParams } from '../workflow/schema.ts';
+import { WorkflowNameParams } from '../workflow/run-schema.ts';
 import { companyClause } from '../workflow/visibility-query.ts';
 import {
   CreateScheduleBody,
   ScheduleListResponseSchema,
   ScheduleResponseSchema,
   type CreateScheduleBody as CreateBody,
-} from './schema.ts';
+} from './schedule-schema.ts';
 import {
   actionOf,
   findSchedule,

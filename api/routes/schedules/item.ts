@@ -8,7 +8,7 @@ import {
   ScheduleResponseSchema,
   UpdateScheduleBody,
   type UpdateScheduleBody as UpdateBody,
-} from './schema.ts';
+} from './schedule-schema.ts';
 import {
   actionOf,
   findSchedule,

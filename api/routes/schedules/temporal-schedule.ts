@@ -15,11 +15,11 @@ import {
   SCHEDULE_NOT_FOUND,
   SCHEDULE_SPEC_REQUIRED,
   TIMEZONE_INVALID,
-} from '../../../core/workflows/messages.ts';
+} from '../../../core/workflows/workflow-messages.ts';
 import { HttpError } from '../../http-error.ts';
 import { searchAttributesFor } from '../workflow/trigger.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from '../workflow/temporal-errors.ts';
-import type { Schedule } from './schema.ts';
+import type { Schedule } from './schedule-schema.ts';
 
 /**
  * A company's recurring schedule of a workflow is a Temporal Schedule (Web

@@ -1,9 +1,9 @@
-import { RUN_ALREADY_CLOSED } from '../../../core/workflows/messages.ts';
+import { RUN_ALREADY_CLOSED } from '../../../core/workflows/workflow-messages.ts';
 import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
 import { WORKFLOW_AUTH } from './owner.ts';
-import { CancelResponseSchema } from './schema.ts';
+import { CancelResponseSchema } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
 /**

@@ -2,11 +2,11 @@ import type { TObject } from '@sinclair/typebox';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { CALLER_MEMO_KEY, withinReach, type Caller } from '../../../core/identity.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
-import { describeRunIdProblem, RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
+import { describeRunIdProblem, RUN_NOT_FOUND } from '../../../core/workflows/workflow-messages.ts';
 import { WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { HttpError } from '../../http-error.ts';
 import { failure, type RouteContext, type RouteSpec } from '../../route.ts';
-import { RunIdQuery, WorkflowNameParams } from './schema.ts';
+import { RunIdQuery, WorkflowNameParams } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
 /** What the routes of one run (GET, DELETE) declare alike: identity, `?runId=`, 400 and 404. */

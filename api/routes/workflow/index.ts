@@ -1,5 +1,5 @@
 import { findWorkflow } from '../../../core/workflows/registry.ts';
-import { workflowNotFound } from '../../../core/workflows/messages.ts';
+import { workflowNotFound } from '../../../core/workflows/workflow-messages.ts';
 import { HttpError } from '../../http-error.ts';
 import type { RouteSpec } from '../../route.ts';
 import type { AppRouter } from '../../types.ts';

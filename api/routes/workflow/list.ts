@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Client } from '@temporalio/client';
 import { parse } from '../../../core/validation.ts';
-import { describeInputProblem } from '../../../core/workflows/messages.ts';
+import { describeInputProblem } from '../../../core/workflows/workflow-messages.ts';
 import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import type { AppContext } from '../../types.ts';
@@ -11,7 +11,7 @@ import { runningHistory } from './run-history.ts';
 import { viewRun } from './run-status.ts';
 import { decodeCursor, encodeCursor } from './runs-cursor.ts';
 import { companyClause } from './visibility-query.ts';
-import { RUN_STATUSES, RunListResponseSchema, WorkflowNameParams, type RunListItem } from './schema.ts';
+import { RUN_STATUSES, RunListResponseSchema, WorkflowNameParams, type RunListItem } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
 /** Runs per page unless `limit` says otherwise (1 to 100: RunListQuery). */

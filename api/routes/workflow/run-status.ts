@@ -1,7 +1,11 @@
 import { TimeoutFailure, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
-import { WORKFLOW_FAILED, workflowTerminated, workflowTimedOut } from '../../../core/workflows/messages.ts';
+import {
+  WORKFLOW_FAILED,
+  workflowTerminated,
+  workflowTimedOut,
+} from '../../../core/workflows/workflow-messages.ts';
 import { EventType, hasEvent, type HistoryEvent } from './history-events.ts';
-import type { RunStatus } from './schema.ts';
+import type { RunStatus } from './run-schema.ts';
 
 type Timestamp =
   { seconds?: { toNumber(): number } | number | null; nanos?: number | null } | null | undefined;

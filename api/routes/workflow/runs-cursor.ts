@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { HttpError } from '../../http-error.ts';
-import { CURSOR_INVALID } from '../../../core/workflows/messages.ts';
+import { CURSOR_INVALID } from '../../../core/workflows/workflow-messages.ts';
 
 /**
  * The runs list's opaque cursor: Temporal's visibility page token, signed

@@ -1,11 +1,11 @@
 import { HttpError } from '../../http-error.ts';
-import { describeRunStatusProblem } from '../../../core/workflows/messages.ts';
+import { describeRunStatusProblem } from '../../../core/workflows/workflow-messages.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
 import { runningHistory } from './run-history.ts';
 import { viewRun } from './run-status.ts';
 import { WORKFLOW_AUTH } from './owner.ts';
-import { RunResponseSchema, RunStatusQuery } from './schema.ts';
+import { RunResponseSchema, RunStatusQuery } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 import { waitFromQuery, waitForClose } from './wait-for-close.ts';
 

@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { failedTo, RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
+import { failedTo, RUN_NOT_FOUND } from '../../../core/workflows/workflow-messages.ts';
 import { HttpError } from '../../http-error.ts';
 
 /** How long the gateway waits on Temporal before answering 500 (instead of hanging the client). */

@@ -12,7 +12,7 @@ import { statusOf } from '../../middleware/error-handler.ts';
 import { defineRoute, failure } from '../../route.ts';
 import type { AppMiddleware } from '../../types.ts';
 import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from './owner.ts';
-import { TriggerHeaders, TriggerResponseSchema, WorkflowNameParams } from './schema.ts';
+import { TriggerHeaders, TriggerResponseSchema, WorkflowNameParams } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { HttpError } from '../../http-error.ts';
-import { RUN_NOT_FOUND } from '../../../core/workflows/messages.ts';
+import { RUN_NOT_FOUND } from '../../../core/workflows/workflow-messages.ts';
 
 /** Ids a visibility query may carry: lower-case UUIDs only, never caller text. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,6 +1,6 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { HttpError } from '../../http-error.ts';
-import { WAIT_INVALID } from '../../../core/workflows/messages.ts';
+import { WAIT_INVALID } from '../../../core/workflows/workflow-messages.ts';
 import type { AppContext } from '../../types.ts';
 
 /** `?wait=` bounds, in seconds: long enough to cover a run, short enough for proxies' idle timeouts. */

@@ -1,7 +1,7 @@
 import CircuitBreaker from 'opossum';
 import type { Logger } from '../../logger.ts';
 import { isMailroomError, MailroomError } from '../../errors.ts';
-import { providerUnavailable } from '../messages.ts';
+import { providerUnavailable } from '../email-messages.ts';
 import type { MailProvider, OutgoingMail } from '../provider.ts';
 import { providerBreakerState, providerFailovers, providerSends } from '../../metrics.ts';
 

@@ -1,7 +1,7 @@
 import { createTransport, type Transporter } from 'nodemailer';
 import { MailroomError } from '../../errors.ts';
 import type { Address } from '../addresses.ts';
-import { providerRejected, providerUnavailable } from '../messages.ts';
+import { providerRejected, providerUnavailable } from '../email-messages.ts';
 import type { MailProvider, OutgoingMail } from '../provider.ts';
 
 /** nodemailer's address form: it encodes display names itself (no header injection). */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MailroomError } from '../../errors.ts';
-import { providerRejected } from '../messages.ts';
+import { providerRejected } from '../email-messages.ts';
 import type { MailProvider } from '../provider.ts';
 import type { TrackedEvent } from '../record.ts';
 

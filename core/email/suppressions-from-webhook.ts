@@ -1,4 +1,4 @@
-import type { SuppressionReason } from './schema.ts';
+import type { SuppressionReason } from './email-schema.ts';
 
 /**
  * Which SendGrid Event Webhook events put the recipient on the company's

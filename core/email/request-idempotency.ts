@@ -12,7 +12,7 @@ import {
   IDEMPOTENCY_KEY_IN_PROGRESS,
   IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION,
   IDEMPOTENCY_KEY_UNFINISHED,
-} from './messages.ts';
+} from './email-messages.ts';
 
 /**
  * `Idempotency-Key` on POST /api/email/send and /api/email/bulk: the same key

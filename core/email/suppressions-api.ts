@@ -1,14 +1,14 @@
 import { MailroomError } from '../errors.ts';
 import { parse } from '../validation.ts';
 import { isValidAddress } from './addresses.ts';
-import { INVALID_EMAIL_ADDRESS, SUPPRESSION_NOT_FOUND, describeBodyProblem } from './messages.ts';
+import { INVALID_EMAIL_ADDRESS, SUPPRESSION_NOT_FOUND, describeBodyProblem } from './email-messages.ts';
 import {
   AddSuppressionBodySchema,
   SUPPRESSION_PAGE_DEFAULT,
   SuppressionListQuerySchema,
   type SuppressionReason,
-} from './schema.ts';
-import { normalizeAddress, type Suppression, type SuppressionList } from './suppression-list.ts';
+} from './email-schema.ts';
+import { normalizeAddress, type Suppression, type SuppressionList } from './suppression-store.ts';
 
 /**
  * A company's suppression list as the API offers it: checked input, JSON

@@ -88,7 +88,7 @@ export const allRecipientsSuppressed = (
     .join(', ')}. nothing was sent.`;
 export const SUPPRESSION_NOT_FOUND = 'suppression not found.';
 
-// Idempotency-Key on send and bulk (core/email/request-keys.ts).
+// Idempotency-Key on send and bulk (core/email/request-idempotency.ts).
 export const IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION =
   'Idempotency-Key needs an authenticated caller with a company (X-Company-Id).';
 export const IDEMPOTENCY_KEY_BODY_MISMATCH =

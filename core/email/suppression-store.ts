@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { Address } from './addresses.ts';
-import type { SkippedRecipient, SuppressionReason } from './schema.ts';
+import type { SkippedRecipient, SuppressionReason } from './email-schema.ts';
 
 /**
  * The `suppressions` collection: per company, the addresses Mailroom will not

@@ -1,5 +1,5 @@
 import type { Problem } from '../validation.ts';
-import { missingRequiredFields } from '../email/messages.ts';
+import { missingRequiredFields } from '../email/email-messages.ts';
 
 /**
  * Every error message the workflow interface answers with, in one place.
