@@ -1,4 +1,4 @@
-import { clickTokens } from '../core/email/click-token.ts';
+import { clickTokens } from '../core/email/tracking/click-token.ts';
 import type { BenchEnv } from './env.ts';
 import { startFloor } from './lib/floors.ts';
 import { httpRatio, type HttpSizes } from './lib/http-pair.ts';

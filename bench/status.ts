@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EmailRecord } from '../core/email/record.ts';
+import type { EmailRecord } from '../core/email/records/record.ts';
 import type { BenchEnv } from './env.ts';
 import { startFloor } from './lib/floors.ts';
 import { httpRatio, type HttpSizes } from './lib/http-pair.ts';

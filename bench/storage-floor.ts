@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, MongoClient } from 'mongodb';
 import { createUserActivities, USERS_COLLECTION, type UserDocument } from '../activities/users.ts';
 import type { EmailService } from '../core/email/contract.ts';
-import { STATUS_RANK, type EmailRecord } from '../core/email/record.ts';
+import { STATUS_RANK, type EmailRecord } from '../core/email/records/record.ts';
 import { measure, type Figures, type Ratio } from './lib/measure.ts';
 import { invoiceRecord } from './lib/records.ts';
 

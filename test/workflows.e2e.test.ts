@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 import { authenticatedAs } from '../core/identity.ts';
-import { suppressionList } from '../core/email/suppression-store.ts';
+import { suppressionList } from '../core/email/suppressions/suppression-store.ts';
 import { COMPANY_ID, USER_ID } from '../core/workflows/search-attributes.ts';
 
 const h = new WorkflowHarness();

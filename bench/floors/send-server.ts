@@ -3,8 +3,8 @@ import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { loadConfig } from '../../core/config.ts';
 import { connectDatabase } from '../../core/db.ts';
-import { createSendGridProvider } from '../../core/email/provider.ts';
-import { STATUS_RANK, type EmailRecord } from '../../core/email/record.ts';
+import { createSendGridProvider } from '../../core/email/send/provider.ts';
+import { STATUS_RANK, type EmailRecord } from '../../core/email/records/record.ts';
 import { invoiceRecord } from '../lib/records.ts';
 
 /**

@@ -1,8 +1,8 @@
 import Koa from 'koa';
 import { loadConfig } from '../../core/config.ts';
 import { connectDatabase } from '../../core/db.ts';
-import type { EmailRecord } from '../../core/email/record.ts';
-import { toStatus } from '../../core/email/status-view.ts';
+import type { EmailRecord } from '../../core/email/records/record.ts';
+import { toStatus } from '../../core/email/records/status-view.ts';
 
 /**
  * The status read's floor: a bare Koa route, `GET /api/email/status/{id}`,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Collection } from 'mongodb';
-import type { EmailRecord } from '../../core/email/record.ts';
+import type { EmailRecord } from '../../core/email/records/record.ts';
 import type { BenchEnv } from '../env.ts';
 import type { LoadResult } from './load.ts';
 import { invoiceRecord } from './records.ts';

@@ -1,5 +1,5 @@
-import { STATUS_RANK, type EmailRecord } from '../../core/email/record.ts';
-import { newViewKey } from '../../core/email/view-key.ts';
+import { STATUS_RANK, type EmailRecord } from '../../core/email/records/record.ts';
+import { newViewKey } from '../../core/email/tracking/view-key.ts';
 
 /**
  * An invoice email record as a send stores it (core/email/record.ts): what

@@ -8,9 +8,9 @@ import type { FakeSendGrid } from '../../test/support/fake-sendgrid.ts';
 import { startEmailCore, type EmailCore } from '../../test/support/email-core.ts';
 import type { EmailService } from './contract.ts';
 import type { Caller } from '../identity.ts';
-import { STATUS_RANK, statusOf, type EmailRecord } from './record.ts';
-import { recordStore } from './record-store.ts';
-import { emailIdOfViewKey } from './view-key.ts';
+import { STATUS_RANK, statusOf, type EmailRecord } from './records/record.ts';
+import { recordStore } from './records/record-store.ts';
+import { emailIdOfViewKey } from './tracking/view-key.ts';
 import { welcomeBody } from '../../test/support/sample-emails.ts';
 
 /**

@@ -7,37 +7,37 @@ import { checkIdentity, isUuid } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import { clicksFollowed, opensDropped, opensRecorded } from '../metrics.ts';
 import { isPlainObject } from '../validation.ts';
-import { createAttachmentFetcher, resolveAttachments, type AttachmentFetcher } from './attachments.ts';
+import { createAttachmentFetcher, resolveAttachments, type AttachmentFetcher } from './send/attachments.ts';
 import { authorizeSend, authorizeStatus, canSee } from './auth.ts';
-import { sendBulk } from './bulk.ts';
-import { clickTracking } from './click-tracking.ts';
-import { createHtmlRenderPool } from './html-render-pool.ts';
+import { sendBulk } from './send/bulk.ts';
+import { clickTracking } from './tracking/click-tracking.ts';
+import { createHtmlRenderPool } from './tracking/html-render-pool.ts';
 import type { EmailService } from './contract.ts';
-import { idempotencyKeys } from './step-send-keys.ts';
-import { ensureEmailIndexes } from './indexes.ts';
+import { idempotencyKeys } from './idempotency/step-send-keys.ts';
+import { ensureEmailIndexes } from './records/indexes.ts';
 import {
   CLICK_LINK_EXPIRED,
   EMAIL_NOT_FOUND,
   INVALID_CLICK_LINK,
   OUTCOME_UNKNOWN,
 } from './email-messages.ts';
-import { defaultSender, type MailProvider } from './provider.ts';
-import { createProviders } from './providers/index.ts';
-import { recordStore } from './record-store.ts';
-import { createSendPipeline } from './send-pipeline.ts';
-import { sweepStuckPending } from './sweeper.ts';
-import { failedBeforeHandOver, statusOf } from './record.ts';
-import { toStatus } from './status-view.ts';
-import { OpenBuffer, type FlushReport } from './open-buffer.ts';
-import { recordEvent } from './tracking.ts';
-import { looksLikeViewKey } from './view-key.ts';
+import { defaultSender, type MailProvider } from './send/provider.ts';
+import { createProviders } from './send/providers/index.ts';
+import { recordStore } from './records/record-store.ts';
+import { createSendPipeline } from './send/send-pipeline.ts';
+import { sweepStuckPending } from './records/sweeper.ts';
+import { failedBeforeHandOver, statusOf } from './records/record.ts';
+import { toStatus } from './records/status-view.ts';
+import { OpenBuffer, type FlushReport } from './tracking/open-buffer.ts';
+import { recordEvent } from './tracking/events.ts';
+import { looksLikeViewKey } from './tracking/view-key.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
-import { suppressionList } from './suppression-store.ts';
-import { suppressionsApi } from './suppressions-api.ts';
-import { requestKeys } from './request-idempotency.ts';
-import { narrowSignupSend, withConfiguredVariables, type SignupPolicy } from './signup-guard.ts';
-import { ensureRateLimitIndexes, signupLimits } from './signup-limits.ts';
+import { suppressionList } from './suppressions/suppression-store.ts';
+import { suppressionsApi } from './suppressions/suppressions-api.ts';
+import { requestKeys } from './idempotency/request-idempotency.ts';
+import { narrowSignupSend, withConfiguredVariables, type SignupPolicy } from './signup/signup-guard.ts';
+import { ensureRateLimitIndexes, signupLimits } from './signup/signup-limits.ts';
 
 /**
  * The email core, composed: validate → authorise → fetch attachments → the

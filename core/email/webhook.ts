@@ -9,10 +9,10 @@ import {
   WEBHOOK_TIMESTAMP_OUTSIDE_WINDOW,
 } from './email-messages.ts';
 import { isUuid } from '../identity.ts';
-import type { TrackedEvent } from './record.ts';
-import type { RecordStore } from './record-store.ts';
-import { normalizeAddress, type SuppressionList } from './suppression-store.ts';
-import { suppressionReasonOf, type WebhookEventFields } from './suppressions-from-webhook.ts';
+import type { TrackedEvent } from './records/record.ts';
+import type { RecordStore } from './records/record-store.ts';
+import { normalizeAddress, type SuppressionList } from './suppressions/suppression-store.ts';
+import { suppressionReasonOf, type WebhookEventFields } from './suppressions/suppressions-from-webhook.ts';
 import { isPlainObject } from '../validation.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { STATUS_RANK } from '../../../core/email/record.ts';
+import { STATUS_RANK } from '../../../core/email/records/record.ts';
 import { AUTH, invoiceBody, useEmailApp, welcomeBody } from '../../../test/support/email-app.ts';
 
 describe('POST /api/email/bulk', () => {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { EmailRecord } from '../../../core/email/record.ts';
+import type { EmailRecord } from '../../../core/email/records/record.ts';
 import { AUTH, invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 
 /** Idempotency-Key on POST /api/email/send and /api/email/bulk, against the real database and a fake SendGrid. */

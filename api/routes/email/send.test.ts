@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { STATUS_RANK, statusOf, type EmailRecord } from '../../../core/email/record.ts';
+import { STATUS_RANK, statusOf, type EmailRecord } from '../../../core/email/records/record.ts';
 import { AUTH, COMPANY, invoiceBody, useEmailApp, welcomeBody } from '../../../test/support/email-app.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { statusOf, type EmailRecord } from '../../../core/email/record.ts';
+import { statusOf, type EmailRecord } from '../../../core/email/records/record.ts';
 import { AUTH, invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 
 /** Another company's complete identity (trusted-headers mode, like behind an authenticating proxy). */

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { STATUS_RANK, statusOf, type EmailRecord } from '../../../core/email/record.ts';
-import { newViewKey } from '../../../core/email/view-key.ts';
+import { STATUS_RANK, statusOf, type EmailRecord } from '../../../core/email/records/record.ts';
+import { newViewKey } from '../../../core/email/tracking/view-key.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 
 const GIF_HEX = '47494638396101000100800000ffffff00000021f90401000000002c00000000010001000002024401003b';

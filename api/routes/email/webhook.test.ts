@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { statusOf, type EmailRecord } from '../../../core/email/record.ts';
+import { statusOf, type EmailRecord } from '../../../core/email/records/record.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 
 const SIGNATURE = 'x-twilio-email-event-webhook-signature';

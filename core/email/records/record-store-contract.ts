@@ -1,0 +1,88 @@
+import type { Filter, UpdateFilter } from 'mongodb';
+import type { ErrorKind } from '../../errors.ts';
+import type { BufferedOpen } from '../tracking/open-buffer.ts';
+import type { EmailRecord, TrackedEvent } from './record.ts';
+
+/** How email records are written and read (record-store.ts implements it over the `emails` collection). */
+export interface RecordStore {
+  insert(record: EmailRecord): Promise<void>;
+  findById(emailId: string): Promise<EmailRecord | null>;
+  /** Written before the provider is called: attempt `attemptId` is talking to it since `at`. */
+  /** `narrowed`: the recipients this attempt sends to, when suppressions left some out. */
+  markAttempt(
+    emailId: string,
+    attemptId: string,
+    at: Date,
+    narrowed?: Pick<EmailRecord, 'recipients' | 'recipient_email' | 'recipient_name' | 'suppressed'>,
+  ): Promise<void>;
+  /** The provider accepted: sent (a record failed with an unknown outcome included), attempt cleared. */
+  /**
+   * `othersMayHaveFailedIt`: whether another writer (a workflow giving up, the
+   * sweeper) may have failed the record as "outcome unknown" while the
+   * provider had it, which this then undoes (the write answers the record as
+   * it was, one round trip; a second write only when it was). False for an HTTP
+   * send answered within the provider's timeout: nobody else writes its record.
+   */
+  markSent(
+    emailId: string,
+    providerId: string,
+    othersMayHaveFailedIt?: boolean,
+    provider?: string,
+  ): Promise<void>;
+  /** pending → failed; false (and nothing written) when the record is not pending. */
+  markFailed(emailId: string, reason: string, kind: ErrorKind): Promise<boolean>;
+  /**
+   * A failed record the provider never took becomes pending again, to be sent
+   * under the same email id (a reset workflow run). The record after the
+   * write, or null when it is no longer such a record.
+   */
+  reopenFailed(emailId: string): Promise<EmailRecord | null>;
+  /**
+   * A failed attempt that will be retried (idempotent sends): stays pending,
+   * remembers why. `outcomeKnown`: the provider did not take the message, so
+   * the attempt mark is cleared; otherwise it stays (the retry must decide).
+   */
+  noteAttemptFailed(emailId: string, reason: string, kind: ErrorKind, outcomeKnown: boolean): Promise<void>;
+  /**
+   * Records still pending that were created before `before` (the sweeper).
+   * A scan on FerretDB (status and date filters are not pushed down): for a
+   * periodic task, never for a request.
+   */
+  listPendingBefore(before: Date, limit: number): Promise<EmailRecord[]>;
+  /** Applies a tracking or provider event; false when no record matches. */
+  applyEvent(
+    by: { email_id: string } | { view_key: string },
+    event: TrackedEvent,
+    at?: Date,
+  ): Promise<boolean>;
+  /**
+   * Provider events in arrival order (one webhook request): the updates go
+   * out in bulk writes of OPEN_WRITE_CHUNK, in order, then each record is read
+   * once by `_id` (in parallel) to undo a guessed failure. Resolves with the
+   * ids of the records that exist (the events that matched one).
+   */
+  applyEvents(
+    events: ReadonlyArray<{ emailId: string; event: TrackedEvent; at: Date }>,
+  ): Promise<Set<string>>;
+  /**
+   * A batch of pixel opens and link clicks (open-buffer.ts), written with bulk
+   * writes of OPEN_WRITE_CHUNK updates each (one round trip per chunk, not per
+   * open). A pixel open updates the record its key names only if the stored
+   * key is the one presented (`{ _id, view_key }`: no read first); a click
+   * names its email id, proven by its signed token. Resolves with how many
+   * were recorded.
+   */
+  applyOpens(opens: BufferedOpen[]): Promise<number>;
+  /**
+   * Each update on its record (one per record, by `_id`,
+   * in bulk writes of OPEN_WRITE_CHUNK); resolves with how many matched.
+   */
+  updateEach(updates: ReadonlyArray<RecordUpdate>): Promise<number>;
+}
+
+/** One update of one record; `where`: conditions the record must meet besides its `_id`. */
+export interface RecordUpdate {
+  emailId: string;
+  where?: Filter<EmailRecord>;
+  update: UpdateFilter<EmailRecord>;
+}

@@ -1,0 +1,251 @@
+import type { AnyBulkWriteOperation, Collection, Db, UpdateFilter } from 'mongodb';
+import { KeyedLock } from './keyed-lock.ts';
+import {
+  STATUS_RANK,
+  failedBeforeHandOver,
+  handedOverRank,
+  type EmailRecord,
+  type TrackedEvent,
+} from './record.ts';
+import { emailIdOfViewKey, viewKeyMatches } from '../tracking/view-key.ts';
+import { HANDED_OVER_FIELDS, eventUpdate, openUpdate, wasGuessedFailed } from './record-events.ts';
+
+/**
+ * The `emails` collection: how email records are written and read.
+ *
+ * Every runtime read and write selects by `_id`. Why: FerretDB 1.24's SQLite
+ * backend uses an index only for a top-level `_id` equality (upstream only for
+ * exactly `{ _id: X }`; our build also with other conditions beside it,
+ * infra/ferretdb/README.md); any other filter (`{ email_id }`, `{ view_key }`,
+ * `{ _id: { $in } }`) scans and decodes the whole collection in Go (measured at
+ * 5,000 records: ~500 ms per update, against ~1.5 ms by `_id`).
+ * record-store.test.ts asserts this on the wire. Only $set/$min/$max/$inc updates:
+ * FerretDB-compatible.
+ */
+
+export type { RecordStore } from './record-store-contract.ts';
+import type { RecordStore, RecordUpdate } from './record-store-contract.ts';
+
+/**
+ * Updates per bulk write of opens. FerretDB 1.24 (SQLite) slows down sharply
+ * with the number of updates in one command (measured: 25 → 0.1 s, 50 → 0.5 s,
+ * 100 → no answer within 100 s); MongoDB takes any size. 25 keeps both fast.
+ */
+export const OPEN_WRITE_CHUNK = 25;
+
+export function recordStore(db: Db): RecordStore {
+  const emails: Collection<EmailRecord> = db.collection<EmailRecord>('emails');
+  /** Serialises the writes to one email record (see keyed-lock.ts for why). */
+  const lock = new KeyedLock();
+
+  /** A pending record's read-then-write (see markFailed for why that is safe). */
+  async function updateIfPending(emailId: string, update: Partial<EmailRecord>, rank: number) {
+    const current = await emails.findOne({ _id: emailId }, { projection: { status_rank: 1 } });
+    if (!current || current.status_rank !== STATUS_RANK.pending) return false;
+    await emails.updateOne({ _id: emailId }, { $set: update, $max: { status_rank: rank } });
+    return true;
+  }
+
+  /** The email id an event is for; a view key must match the stored one exactly. */
+  async function resolveId(by: { email_id: string } | { view_key: string }): Promise<string | undefined> {
+    if ('email_id' in by) return by.email_id;
+    const emailId = emailIdOfViewKey(by.view_key);
+    if (emailId === undefined) return undefined;
+    const doc = await emails.findOne({ _id: emailId }, { projection: { view_key: 1 } });
+    return doc && viewKeyMatches(by.view_key, doc.view_key) ? emailId : undefined;
+  }
+
+  /**
+   * One update per record, by `_id`, in bulk writes of OPEN_WRITE_CHUNK
+   * (one round trip each), under each record's lock like every other write to
+   * it (keyed-lock.ts). Resolves with how many records matched.
+   */
+  async function updateEach(updates: ReadonlyArray<RecordUpdate>, ordered: boolean): Promise<number> {
+    let matched = 0;
+    for (let i = 0; i < updates.length; i += OPEN_WRITE_CHUNK) {
+      const chunk = updates.slice(i, i + OPEN_WRITE_CHUNK);
+      const ops: AnyBulkWriteOperation<EmailRecord>[] = chunk.map(({ emailId, where, update }) => ({
+        updateOne: { filter: { _id: emailId, ...where }, update },
+      }));
+      const result = await lock.runAll(
+        chunk.map((u) => u.emailId),
+        () => emails.bulkWrite(ops, { ordered }),
+      );
+      matched += result.matchedCount;
+    }
+    return matched;
+  }
+
+  return {
+    async insert(record) {
+      await emails.insertOne({ ...record });
+    },
+
+    async findById(emailId) {
+      return emails.findOne({ _id: emailId });
+    },
+
+    markAttempt: (emailId, attemptId, at, narrowed) =>
+      lock.run(emailId, async () => {
+        await emails.updateOne(
+          { _id: emailId },
+          { $set: { ...narrowed, attempt_id: attemptId, attempt_started_at: at, updated_at: at } },
+        );
+      }),
+
+    markSent: (emailId, providerId, othersMayHaveFailedIt = true, provider) =>
+      lock.run(emailId, async () => {
+        const now = new Date();
+        // The provider id is kept even if a webhook event already moved the status on.
+        const sent: UpdateFilter<EmailRecord> = {
+          $set: {
+            provider_id: providerId,
+            ...(provider ? { provider } : {}),
+            updated_at: now,
+            error: null,
+            error_kind: null,
+            attempt_id: null,
+            attempt_started_at: null,
+          },
+          $min: { sent_at: now },
+          $max: { status_rank: STATUS_RANK.sent },
+        };
+        if (!othersMayHaveFailedIt) {
+          await emails.updateOne({ _id: emailId }, sent);
+          return;
+        }
+        // The record as it was before this write, in the same round trip: was
+        // it failed as "outcome unknown" meanwhile? The answer proves otherwise.
+        // (No projection: FerretDB does not implement one on findAndModify.)
+        const before = await emails.findOneAndUpdate({ _id: emailId }, sent, { returnDocument: 'before' });
+        if (before && wasGuessedFailed(before)) await setHandedOverRank(emailId, { ...before, ...sent.$set });
+      }),
+
+    /*
+     * Read, then write: `failed` must not replace a status the provider
+     * reported, and `$max` alone would let it. A conditional filter would make
+     * it atomic but would scan on FerretDB. The read-then-write is acceptable
+     * because the only writers to a PENDING record are its own send attempt
+     * (one at a time: the in-process lock, and the attempt lease across
+     * processes) and the workflow giving up after that attempt. Provider
+     * events and opens need a message the provider accepted; the one window
+     * left is a send whose answer was lost (the provider has it, the attempt
+     * saw an error) AND whose event reaches ANOTHER process between this read
+     * and this write (within one process the lock orders them): then `failed`
+     * wins, which is what the attempt itself believed anyway.
+     */
+    markFailed: (emailId, reason, kind) =>
+      lock.run(emailId, () =>
+        updateIfPending(
+          emailId,
+          { error: reason, error_kind: kind, updated_at: new Date() },
+          STATUS_RANK.failed,
+        ),
+      ),
+
+    reopenFailed: (emailId) =>
+      lock.run(emailId, async () => {
+        const current = await emails.findOne({ _id: emailId });
+        if (!current || !failedBeforeHandOver(current)) return null;
+        return emails.findOneAndUpdate(
+          { _id: emailId, status_rank: STATUS_RANK.failed, error_kind: current.error_kind },
+          {
+            $set: {
+              status_rank: STATUS_RANK.pending,
+              error: null,
+              error_kind: null,
+              attempt_id: null,
+              attempt_started_at: null,
+              updated_at: new Date(),
+            },
+            $inc: { resends: 1 },
+          },
+          { returnDocument: 'after' },
+        );
+      }),
+
+    noteAttemptFailed: (emailId, reason, kind, outcomeKnown) =>
+      lock.run(emailId, async () => {
+        // Same read-then-write argument as markFailed; the rank stays pending.
+        await updateIfPending(
+          emailId,
+          {
+            error: reason,
+            error_kind: kind,
+            updated_at: new Date(),
+            ...(outcomeKnown ? { attempt_id: null, attempt_started_at: null } : {}),
+          },
+          STATUS_RANK.pending,
+        );
+      }),
+
+    async listPendingBefore(before, limit) {
+      return emails
+        .find({ status_rank: STATUS_RANK.pending, created_at: { $lt: before } })
+        .limit(limit)
+        .toArray();
+    },
+
+    async applyEvent(by, event, at = new Date()) {
+      const emailId = await resolveId(by);
+      if (emailId === undefined) return false;
+      return lock.run(emailId, () => applyEventLocked(emailId, event, at));
+    },
+
+    async applyEvents(events) {
+      // In arrival order (`time` is the latest open); an unknown id matches nothing.
+      await updateEach(
+        events.map((e) => ({ emailId: e.emailId, update: eventUpdate(e.event, e.at) })),
+        true,
+      );
+      // One read per record afterwards says both whether it exists and whether
+      // a guessed failure must be undone.
+      const ids = [...new Set(events.map((e) => e.emailId))];
+      const found = await Promise.all(ids.map((id) => lock.run(id, () => undoUnknownOutcome(id))));
+      return new Set(ids.filter((_, i) => found[i]));
+    },
+
+    updateEach: (updates) => updateEach(updates, false),
+
+    async applyOpens(opens) {
+      const updates = opens.flatMap((open): RecordUpdate[] => {
+        const update = openUpdate(open.first, open.last, open.clicked);
+        // A click's email id comes from a signed token: no key to check.
+        if (open.emailId !== undefined) return [{ emailId: open.emailId, update }];
+        const emailId = open.viewKey === undefined ? undefined : emailIdOfViewKey(open.viewKey);
+        return emailId === undefined ? [] : [{ emailId, where: { view_key: open.viewKey }, update }];
+      });
+      return updates.length === 0 ? 0 : updateEach(updates, false);
+    },
+  };
+
+  /**
+   * The provider proved it had the message (it answered, or sent an event)
+   * after the record was failed because the outcome was unknown: the record
+   * takes the status its events give it. The one case where `failed` is not
+   * terminal: it was a guess, and now the answer is known.
+   */
+  async function undoUnknownOutcome(emailId: string): Promise<boolean> {
+    // A read then a write, both by `_id`: the write only in the rare case.
+    const after = await emails.findOne({ _id: emailId }, { projection: HANDED_OVER_FIELDS });
+    if (after && wasGuessedFailed(after)) await setHandedOverRank(emailId, after);
+    return after !== null;
+  }
+
+  async function setHandedOverRank(emailId: string, record: Partial<EmailRecord>): Promise<void> {
+    await emails.updateOne(
+      { _id: emailId },
+      { $set: { status_rank: handedOverRank(record), error: null, error_kind: null, attempt_id: null } },
+    );
+  }
+
+  async function applyEventLocked(emailId: string, event: TrackedEvent, at: Date): Promise<boolean> {
+    // The record after the event, in the same round trip (as markSent reads the one before).
+    const after = await emails.findOneAndUpdate({ _id: emailId }, eventUpdate(event, at), {
+      returnDocument: 'after',
+    });
+    if (!after) return false;
+    if (wasGuessedFailed(after)) await setHandedOverRank(emailId, after);
+    return true;
+  }
+}

@@ -1,0 +1,20 @@
+import { statusOf, type EmailRecord } from './record.ts';
+import type { EmailStatus } from '../email-schema.ts';
+
+/** The status-response fields of a record, nothing else (never view_key). */
+export function toStatus(record: EmailRecord): EmailStatus {
+  return {
+    email_id: record.email_id,
+    created_at: record.created_at.toISOString(),
+    subject: record.subject,
+    recipient_email: record.recipient_email,
+    recipient_name: record.recipient_name,
+    status: statusOf(record),
+    template_id: record.template_id,
+    opened: record.opened,
+    delivered: record.delivered,
+    resource_type_ref: record.resource_type_ref,
+    resource_id_ref: record.resource_id_ref,
+    provider: record.provider ?? null,
+  };
+}

@@ -1,0 +1,144 @@
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { authenticatedAs } from '../../identity.ts';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { isMailroomError } from '../../errors.ts';
+import { startEmailCore, type EmailCore } from '../../../test/support/email-core.ts';
+import { welcomeBody } from '../../../test/support/sample-emails.ts';
+import type { Caller } from '../../identity.ts';
+import { statusOf, type EmailRecord } from './record.ts';
+import { recordStore } from './record-store.ts';
+import { PENDING_BOUND_MS, startSweeper, sweepStuckPending, type SweptRecord } from './sweeper.ts';
+
+const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
+const body = (subject: string) => welcomeBody({ to: { email: 'user@example.com', name: 'User' }, subject });
+
+/** A logger whose JSON lines land in `lines`. */
+function capturingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean))
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
+
+describe('sweeper: records stuck in pending', () => {
+  let core: EmailCore;
+  const emails = () => core.database.db.collection<EmailRecord>('emails');
+  const byKey = (key: string) => emails().findOne({ idempotency_key: key });
+  /** As if created `ms` ago. */
+  const backdate = (emailId: string, ms: number) =>
+    emails().updateOne({ _id: emailId }, { $set: { created_at: new Date(Date.now() - ms) } });
+  /** A keyed send left pending by a failed attempt: `503` (not sent) or `accept-then-drop` (maybe sent). */
+  async function leftPending(answer: 503 | 'accept-then-drop'): Promise<EmailRecord> {
+    const key = `wf-${randomUUID()}/sweep`;
+    core.fake.plan(answer);
+    await assert.rejects(
+      core.email.send(body('stuck'), authenticatedAs(caller), { idempotencyKey: key }),
+      isMailroomError,
+    );
+    const record = await byKey(key);
+    assert.equal(record && statusOf(record), 'pending');
+    return record!;
+  }
+
+  before(async () => {
+    core = await startEmailCore({ name: 'sweeper', env: { SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true' } });
+  });
+  after(() => core.close());
+  beforeEach(async () => {
+    core.fake.reset();
+    await emails().deleteMany({});
+  });
+
+  it('fails old pending records with the reason, leaves young and finished ones alone, logs each', async () => {
+    const neverSent = await leftPending(503);
+    const maybeSent = await leftPending('accept-then-drop');
+    const young = await leftPending(503);
+    const sent = await core.email.send(body('sent'), authenticatedAs(caller));
+    for (const id of [neverSent.email_id, maybeSent.email_id, sent.email_id])
+      await backdate(id, PENDING_BOUND_MS + 60_000);
+
+    const { logger, lines } = capturingLogger();
+    const swept = await sweepStuckPending(recordStore(core.database.db), logger);
+
+    assert.deepEqual(
+      swept.map((s) => [s.email_id, s.outcome]).sort(),
+      [
+        [neverSent.email_id, 'abandoned'],
+        [maybeSent.email_id, 'outcome_unknown'],
+      ].sort(),
+    );
+    for (const s of swept) assert.ok(s.age_ms > PENDING_BOUND_MS);
+    const abandoned = await emails().findOne({ _id: neverSent.email_id });
+    assert.equal(statusOf(abandoned!), 'failed');
+    assert.equal(
+      abandoned?.error,
+      'email send abandoned: still pending after 15 minutes and never handed to the provider.',
+    );
+    const unknown = await emails().findOne({ _id: maybeSent.email_id });
+    assert.equal(statusOf(unknown!), 'failed');
+    assert.equal(unknown?.error_kind, 'outcome_unknown');
+    assert.match(String(unknown?.error), /^email outcome unknown: /);
+    assert.equal(statusOf((await emails().findOne({ _id: young.email_id }))!), 'pending');
+    assert.equal(statusOf((await emails().findOne({ _id: sent.email_id }))!), 'sent');
+
+    const logged = lines.filter((l) => l['swept'] === true);
+    assert.deepEqual(logged.map((l) => l['email_id']).sort(), swept.map((s) => s.email_id).sort());
+    assert.ok(logged.every((l) => l['msg'] === 'stuck pending email swept'));
+
+    // A second sweep finds nothing left to do.
+    assert.deepEqual(await sweepStuckPending(recordStore(core.database.db), logger), []);
+    // The status endpoint shows the verdict.
+    assert.equal((await core.email.getStatus(maybeSent.email_id, authenticatedAs(caller))).status, 'failed');
+  });
+
+  it('the periodic task sweeps through the service and hands each swept record to onSwept', async () => {
+    const stuck = await leftPending(503);
+    await backdate(stuck.email_id, PENDING_BOUND_MS + 1000);
+    const { logger } = capturingLogger();
+    const counted: SweptRecord[] = [];
+    const sweeper = startSweeper({
+      sweep: () => core.email.sweepStuckPending(),
+      logger,
+      intervalMs: 20,
+      onSwept: (r) => counted.push(r),
+    });
+    try {
+      for (let i = 0; i < 500 && counted.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      await sweeper.stop();
+    }
+    assert.deepEqual(
+      counted.map((c) => [c.email_id, c.outcome]),
+      [[stuck.email_id, 'abandoned']],
+    );
+  });
+
+  it('a sweep that throws (database down) is logged and the task keeps going', async () => {
+    const { logger, lines } = capturingLogger();
+    let calls = 0;
+    const sweeper = startSweeper({
+      sweep: async () => {
+        calls++;
+        if (calls === 1) throw new Error('database unavailable');
+        return [];
+      },
+      logger,
+      intervalMs: 10,
+    });
+    try {
+      for (let i = 0; i < 500 && calls < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      await sweeper.stop();
+    }
+    assert.ok(calls >= 2);
+    assert.ok(lines.some((l) => l['msg'] === 'sweeping stuck pending emails failed'));
+  });
+});

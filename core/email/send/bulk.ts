@@ -1,0 +1,115 @@
+import { MailroomError, isMailroomError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import { authorizeSend } from '../auth.ts';
+import type { Principal } from '../../identity.ts';
+import { isPlainObject, parse } from '../../validation.ts';
+import {
+  BODY_NOT_OBJECT,
+  TOO_MANY_EMAILS,
+  describeBodyProblem,
+  invalidField,
+  missingRequiredFields,
+} from '../email-messages.ts';
+import {
+  BULK_BATCH_SIZE,
+  BULK_DELAY_DEFAULT_MS,
+  BulkBodySchema,
+  MAX_BULK_EMAILS,
+  type BulkBody,
+  type BulkItemResult,
+  type BulkResult,
+  type SendResult,
+} from '../email-schema.ts';
+
+/**
+ * POST /api/email/bulk: an authenticated caller with all three identity
+ * headers only (else 401); the envelope is checked as a whole (a bad envelope is
+ * one 400); each item is then validated, authorised and sent on its own, so
+ * one bad item fails alone in `results[].error`. Items go in batches of 50
+ * with `batchDelay` ms between batches; inside a batch a few are sent at once.
+ */
+
+/** Sends inside one batch that may be in flight together (keeps the provider and the DB calm). */
+export const BULK_CONCURRENCY = 10;
+
+type SendOne = (body: unknown, principal: Principal) => Promise<SendResult>;
+
+export interface BulkDeps {
+  send: SendOne;
+  logger: Logger;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function checkEnvelope(body: unknown): BulkBody {
+  if (!isPlainObject(body)) throw new MailroomError('validation', BODY_NOT_OBJECT);
+  const emails = body['emails'];
+  if (emails === undefined || emails === null || (Array.isArray(emails) && emails.length === 0))
+    throw new MailroomError('validation', missingRequiredFields(['emails']));
+  if (Array.isArray(emails) && emails.length > MAX_BULK_EMAILS)
+    throw new MailroomError('validation', TOO_MANY_EMAILS);
+  return parse(BulkBodySchema, body, describeBodyProblem);
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight, results in input order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principal): Promise<BulkResult> {
+  // The interface requires the identity headers on bulk, whatever the
+  // templates: signup flows send one message (POST /api/email/send), and an
+  // anonymous bulk would multiply what the signup narrowing allows.
+  authorizeSend(principal, true);
+  const body = checkEnvelope(raw);
+  const sleep = deps.sleep ?? defaultSleep;
+  const delay = body.batchDelay ?? BULK_DELAY_DEFAULT_MS;
+
+  const sendItem = async (item: unknown): Promise<BulkItemResult> => {
+    const rawId = isPlainObject(item) ? item['id'] : undefined;
+    const id = typeof rawId === 'string' ? rawId : undefined;
+    const withId = (r: Omit<BulkItemResult, 'id'>): BulkItemResult => (id === undefined ? r : { id, ...r });
+    try {
+      if (rawId !== undefined && id === undefined)
+        throw new MailroomError('validation', invalidField('id', 'must be string'));
+      const rest = isPlainObject(item)
+        ? Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'id'))
+        : item;
+      const sent = await deps.send(rest, principal);
+      return withId({
+        success: true,
+        email_id: sent.email_id,
+        ...(sent.suppressed ? { suppressed: sent.suppressed } : {}),
+      });
+    } catch (err) {
+      if (!isMailroomError(err)) deps.logger.error({ err }, 'bulk item failed unexpectedly');
+      return withId({ success: false, error: isMailroomError(err) ? err.message : 'internal error' });
+    }
+  };
+
+  const results: BulkItemResult[] = [];
+  for (let start = 0; start < body.emails.length; start += BULK_BATCH_SIZE) {
+    if (start > 0 && delay > 0) await sleep(delay);
+    results.push(
+      ...(await mapLimit(body.emails.slice(start, start + BULK_BATCH_SIZE), BULK_CONCURRENCY, sendItem)),
+    );
+  }
+  const sent = results.filter((r) => r.success).length;
+  return {
+    success: sent === results.length,
+    total: results.length,
+    sent,
+    failed: results.length - sent,
+    results,
+  };
+}

@@ -1,0 +1,145 @@
+import { Client as SendGridClient } from '@sendgrid/client';
+import { Mail } from '@sendgrid/helpers/classes/index.js';
+import { MailService, type MailDataRequired } from '@sendgrid/mail';
+import type { Config } from '../../config.ts';
+import { MailroomError } from '../../errors.ts';
+import { parseMailbox, type Address } from '../addresses.ts';
+import { providerRejected, providerUnavailable } from '../email-messages.ts';
+
+/**
+ * Delivery through SendGrid's v3 Mail Send API with the official client.
+ * Each provider owns its Client instance (not the package's shared singleton),
+ * so two services in one process (tests, gateway + worker) never share a key.
+ */
+
+export interface OutgoingAttachment {
+  filename: string;
+  /** base64 */
+  content: string;
+  type?: string | undefined;
+}
+
+export interface OutgoingMail {
+  emailId: string;
+  from: Address;
+  to: Address[];
+  cc: Address[];
+  bcc: Address[];
+  replyTo?: Address | undefined;
+  subject: string;
+  html: string;
+  text: string;
+  attachments: OutgoingAttachment[];
+  categories: string[];
+}
+
+export interface MailProvider {
+  /** Recorded on the email as `provider` (`sendgrid`, `smtp`). */
+  name: string;
+  /**
+   * Resolves with the provider's message id; throws MailroomError 'transient'
+   * (the provider did not take the message), 'provider_rejected' (it refused
+   * it for good) or 'outcome_unknown' (it may have taken it: no answer came
+   * back after the request was sent).
+   */
+  send(
+    mail: OutgoingMail,
+  ): Promise<{ providerId: string; /** Which one took it, behind failover. */ provider?: string }>;
+}
+
+/** How long one Mail Send call may take before it counts as a transient failure. */
+const SEND_TIMEOUT_MS = 30_000;
+
+/** Undefined when no API key is configured: sends then fail with `email service not configured.` */
+export function createSendGridProvider(config: Config): MailProvider | undefined {
+  const apiKey = config.sendgrid.apiKey;
+  if (!apiKey) return undefined;
+  const client = new SendGridClient();
+  client.setApiKey(apiKey);
+  // After setApiKey, which resets the base URL to SendGrid's own.
+  client.setDefaultRequest('baseUrl', config.sendgrid.baseUrl);
+  const mail = new MailService();
+  mail.setClient(client);
+  mail.setTimeout(SEND_TIMEOUT_MS);
+
+  return {
+    name: 'sendgrid',
+    async send(message) {
+      try {
+        const built = new Mail({
+          from: message.from,
+          ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+          personalizations: [
+            {
+              to: message.to,
+              ...(message.cc.length ? { cc: message.cc } : {}),
+              ...(message.bcc.length ? { bcc: message.bcc } : {}),
+            },
+          ],
+          subject: message.subject,
+          text: message.text,
+          html: message.html,
+          ...(message.categories.length ? { categories: message.categories } : {}),
+          // The Event Webhook echoes custom args on every event: how events find their record.
+          customArgs: { email_id: message.emailId },
+          hideWarnings: true,
+        });
+        // Set on the built message, not passed to its constructor, which copies
+        // its data through JSON: 30 MB of attachments held the event loop ≈ 0.3 s.
+        if (message.attachments.length)
+          built.setAttachments(
+            message.attachments.map((a) => ({
+              filename: a.filename,
+              content: a.content,
+              ...(a.type ? { type: a.type } : {}),
+              disposition: 'attachment',
+            })),
+          );
+        // A Mail instance is sent as it is (Mail.create passes one through).
+        const [response] = await mail.send(built as unknown as MailDataRequired);
+        const header = (response.headers as Record<string, unknown>)['x-message-id'];
+        return { providerId: typeof header === 'string' && header ? header : '' };
+      } catch (err) {
+        throw classifyProviderError(err);
+      }
+    },
+  };
+}
+
+export function defaultSender(config: Config): Address {
+  return parseMailbox(config.emailFrom) ?? { email: config.emailFrom };
+}
+
+/**
+ * Network errors that happen before a request can have reached the provider:
+ * the message was certainly not taken, so sending again is safe.
+ */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+/**
+ * 429 and 5xx answers, and failures to connect at all, are worth retrying: the
+ * provider said it did not take the message, or never heard of it. Any other
+ * 4xx is the provider's final word. Every other network failure (a timeout, a
+ * connection reset or closed before the answer) may come after the provider
+ * accepted the message: its outcome is unknown.
+ */
+export function classifyProviderError(err: unknown): MailroomError {
+  const e = err as { code?: unknown; message?: unknown; response?: { body?: unknown } };
+  const status = typeof e?.code === 'number' ? e.code : undefined;
+  if (status === undefined || !e.response) {
+    const code = typeof e?.code === 'string' ? e.code : undefined;
+    const detail = code ?? String(e?.message ?? 'network error');
+    const kind = code !== undefined && NOT_CONNECTED.has(code) ? 'transient' : 'outcome_unknown';
+    return new MailroomError(kind, providerUnavailable(detail), { cause: err });
+  }
+  const detail = firstProviderMessage(e.response.body) ?? `HTTP ${status}`;
+  if (status === 429 || status >= 500)
+    return new MailroomError('transient', providerUnavailable(`HTTP ${status} ${detail}`), { cause: err });
+  return new MailroomError('provider_rejected', providerRejected(detail), { cause: err });
+}
+
+function firstProviderMessage(body: unknown): string | undefined {
+  const errors = (body as { errors?: Array<{ message?: unknown }> } | undefined)?.errors;
+  const message = Array.isArray(errors) ? errors[0]?.message : undefined;
+  return typeof message === 'string' && message ? message : undefined;
+}

@@ -1,0 +1,90 @@
+import { createTransport, type Transporter } from 'nodemailer';
+import { MailroomError } from '../../../errors.ts';
+import type { Address } from '../../addresses.ts';
+import { providerRejected, providerUnavailable } from '../../email-messages.ts';
+import type { MailProvider, OutgoingMail } from '../provider.ts';
+
+/** nodemailer's address form: it encodes display names itself (no header injection). */
+const mailbox = (a: Address) => (a.name ? { name: a.name, address: a.email } : a.email);
+
+/** How long an SMTP conversation may take, per phase, before it counts as failed. */
+const SMTP_TIMEOUT_MS = 30_000;
+
+/**
+ * Delivery through any SMTP relay (Postfix, Amazon SES SMTP, Mailgun,
+ * Postmark SMTP…) with nodemailer, configured by SMTP_URL
+ * (`smtp://user:pass@host:587`, `smtps://…:465`). The message carries
+ * `X-Mailroom-Email-Id`; SMTP has no event webhook, so an SMTP-sent record
+ * moves on only through the pixel and clicks.
+ */
+export function createSmtpProvider(url: string): MailProvider {
+  // Timeouts ride on the URL's query (nodemailer reads options from it); a URL's own win.
+  const withTimeouts = new URL(url);
+  for (const option of ['connectionTimeout', 'greetingTimeout', 'socketTimeout'])
+    if (!withTimeouts.searchParams.has(option))
+      withTimeouts.searchParams.set(option, String(SMTP_TIMEOUT_MS));
+  const transport: Transporter = createTransport(withTimeouts.toString());
+  return {
+    name: 'smtp',
+    async send(message: OutgoingMail) {
+      try {
+        const info = await transport.sendMail({
+          from: mailbox(message.from),
+          to: message.to.map(mailbox),
+          cc: message.cc.map(mailbox),
+          bcc: message.bcc.map(mailbox),
+          ...(message.replyTo ? { replyTo: mailbox(message.replyTo) } : {}),
+          subject: message.subject,
+          text: message.text,
+          html: message.html,
+          headers: { 'X-Mailroom-Email-Id': message.emailId },
+          attachments: message.attachments.map((a) => ({
+            filename: a.filename,
+            content: a.content,
+            encoding: 'base64',
+            ...(a.type ? { contentType: a.type } : {}),
+          })),
+          // Never read files or URLs named in the message (nodemailer can).
+          disableFileAccess: true,
+          disableUrlAccess: true,
+        });
+        return { providerId: info.messageId };
+      } catch (err) {
+        throw classifySmtpError(err);
+      }
+    },
+  };
+}
+
+/** Failures that happen before any message can have gone out: nothing was taken. */
+const NOT_CONNECTED = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH/;
+const BEFORE_MESSAGE_CODES = new Set(['EDNS', 'EAUTH', 'ETLS', 'EENVELOPE']);
+
+/**
+ * What an SMTP failure says about the message:
+ * - the relay answered 5xx (mailbox unknown, content refused): rejected for good;
+ * - it answered 4xx (greylisting, too busy), or the failure came before the
+ *   message could go out (connection refused, DNS, TLS, authentication, the
+ *   envelope refused): not taken, safe to send again, here or elsewhere;
+ * - anything else (a timeout, a dropped connection): nodemailer does not say
+ *   reliably in which phase, and after DATA the relay may have the message,
+ *   so its outcome is unknown (never sent again: at most once).
+ */
+export function classifySmtpError(err: unknown): MailroomError {
+  const e = err as { code?: unknown; responseCode?: unknown; response?: unknown; message?: unknown };
+  const responseCode = typeof e?.responseCode === 'number' ? e.responseCode : undefined;
+  const detail = String(e?.response ?? e?.message ?? 'SMTP error').slice(0, 300);
+  if (responseCode !== undefined && responseCode >= 500)
+    return new MailroomError('provider_rejected', providerRejected(detail), { cause: err });
+  const notTaken =
+    (responseCode !== undefined && responseCode >= 400) ||
+    (typeof e?.code === 'string' && BEFORE_MESSAGE_CODES.has(e.code)) ||
+    NOT_CONNECTED.test(String(e?.message ?? ''));
+  return new MailroomError(
+    notTaken ? 'transient' : 'outcome_unknown',
+    providerUnavailable(`SMTP ${detail}`),
+    {
+      cause: err,
+    },
+  );
+}

@@ -1,0 +1,290 @@
+import { randomUUID } from 'node:crypto';
+import { renderEmail } from '../../../templates/engine.ts';
+import { CUSTOM_TEMPLATE_ID } from '../../../templates/index.ts';
+import { MailroomError, isDuplicateKeyError, isMailroomError } from '../../errors.ts';
+import type { Identity } from '../../identity.ts';
+import type { Logger } from '../../logger.ts';
+import { emailsFailed, emailsSent, providerCallDuration } from '../../metrics.ts';
+import type { IdempotencyKeys } from '../idempotency/step-send-keys.ts';
+import {
+  NOT_CONFIGURED,
+  OUTCOME_PENDING,
+  OUTCOME_UNKNOWN,
+  allRecipientsSuppressed,
+  providerUnavailable,
+} from '../email-messages.ts';
+import type { MailProvider, OutgoingAttachment } from './provider.ts';
+import { testEventsFor, testProvider } from './providers/test-mode.ts';
+import type { Address } from '../addresses.ts';
+import type { ClickTracking } from '../tracking/click-tracking.ts';
+import type { HtmlRenderPool, RenderedHtml } from '../tracking/html-render-pool.ts';
+import { STATUS_RANK, type EmailRecord } from '../records/record.ts';
+import type { RecordStore } from '../records/record-store.ts';
+import type { SendResult, SkippedRecipient } from '../email-schema.ts';
+import { withoutSuppressed, type SuppressionList } from '../suppressions/suppression-store.ts';
+import type { NormalizedSend } from '../validate.ts';
+import { answer, recipientFields } from '../records/new-record.ts';
+import { createSendClaim } from './send-claim.ts';
+
+/**
+ * The send pipeline, after validation and authorisation: reserve the record
+ * (for a keyed send) → render, while the suppression list is read → leave
+ * out suppressed recipients → record (pending, with this attempt's mark) →
+ * deliver → record (sent | failed).
+ *
+ * Suppressed recipients (the company's suppression list) are left out and
+ * listed in the record and the answer (`suppressed`); when no `to` recipient
+ * is left, nothing is sent and the record is `failed` with the reason.
+ *
+ * No send is ever lost without a record: once the input is valid, a record
+ * exists before the provider is called, and every outcome, including a
+ * missing API key, is written to it.
+ *
+ * A keyed send is never repeated blindly: send-claim.ts.
+ */
+
+export interface SendPipelineDeps {
+  records: RecordStore;
+  keys: IdempotencyKeys;
+  suppressions: SuppressionList;
+  /** Undefined when no provider key is configured. */
+  provider: MailProvider | undefined;
+  sender: Address;
+  publicBaseUrl: string;
+  /** Rewrites the HTML's links to signed click redirects (unless the send says `track_clicks: false`). */
+  clicks: ClickTracking;
+  /** Renders the caller's HTML (the custom template) off the event loop, within a time budget. */
+  customHtml: HtmlRenderPool;
+  logger: Logger;
+}
+
+export type Deliver = (
+  input: NormalizedSend,
+  attachments: OutgoingAttachment[],
+  identity: Identity,
+  key: string | undefined,
+  /** A test-mode send (test-mode.ts): recorded and tracked, never handed to a provider. */
+  test?: boolean,
+) => Promise<SendResult>;
+
+export function createSendPipeline(deps: SendPipelineDeps): Deliver {
+  const { records, keys, logger } = deps;
+  const { claimRecord } = createSendClaim({ records, keys, logger });
+
+  const pixelUrl = (viewKey: string) =>
+    `${deps.publicBaseUrl}/api/email/track?view_key=${encodeURIComponent(viewKey)}`;
+
+  async function deliver(
+    requested: NormalizedSend,
+    attachments: OutgoingAttachment[],
+    identity: Identity,
+    key: string | undefined,
+    test = false,
+  ): Promise<SendResult> {
+    const claimed = await claimRecord(requested, identity, key, test);
+    if ('done' in claimed) return claimed.done;
+    // The suppression check (a database read) runs while the message renders:
+    // the rendering does not depend on the recipients.
+    const checking = leaveOutSuppressed(requested, identity);
+    checking.catch(() => undefined); // awaited in prepareMessage; never an unhandled rejection
+    const attemptId = randomUUID();
+    let prepared: Awaited<ReturnType<typeof prepareMessage>>;
+    try {
+      prepared = await prepareMessage(requested, claimed, checking);
+      const { record, narrowed } = prepared;
+      // Marked before the provider hears of it (see the top of this file).
+      const at = new Date();
+      if (claimed.isNew) await records.insert({ ...record, attempt_id: attemptId, attempt_started_at: at });
+      else await records.markAttempt(record.email_id, attemptId, at, narrowed);
+    } catch (err) {
+      // An attempt with the same key inserted first (its lease had expired and
+      // we took it over): answer as it will. Keep our lease: releasing it would
+      // let this very retry send while that attempt may still be sending.
+      if (key !== undefined && isDuplicateKeyError(err))
+        return deliver(requested, attachments, identity, key, test);
+      // Nothing reached the provider: the retry need not wait for the lease to expire.
+      if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
+      throw err;
+    }
+    const { rendered, input, skipped, record } = prepared;
+    const provider = test ? testProvider : deps.provider;
+
+    if (!provider) {
+      // (markFailed keeps the attempt mark; harmless: the record is no longer pending.)
+      emailsFailed.inc({ template: input.templateId, kind: 'not_configured' });
+      await records.markFailed(record.email_id, NOT_CONFIGURED, 'not_configured');
+      if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
+      throw new MailroomError('not_configured', NOT_CONFIGURED);
+    }
+
+    let providerId: string;
+    let sentBy: string;
+    const stopTimer = providerCallDuration.startTimer();
+    try {
+      const taken = await provider.send({
+        emailId: record.email_id,
+        from: input.from ?? deps.sender,
+        to: input.to,
+        cc: input.cc,
+        bcc: input.bcc,
+        replyTo: input.replyTo,
+        subject: input.subject,
+        html: rendered.html,
+        text: rendered.text,
+        attachments,
+        categories: input.tags,
+      });
+      providerId = taken.providerId;
+      sentBy = taken.provider ?? provider.name;
+      stopTimer({ outcome: 'ok' });
+    } catch (err) {
+      const failure = isMailroomError(err)
+        ? err
+        : new MailroomError('transient', providerUnavailable(String((err as Error)?.message ?? err)), {
+            cause: err,
+          });
+      stopTimer({ outcome: failure.kind });
+      emailsFailed.inc({ template: input.templateId, kind: failure.kind });
+      logger.warn(
+        { email_id: record.email_id, kind: failure.kind, reason: failure.message },
+        'email send failed',
+      );
+      if (key !== undefined && (failure.kind === 'transient' || failure.kind === 'outcome_unknown')) {
+        // A keyed (workflow) send will be retried by the activity: keep it
+        // pending and give the lease back so the retry need not wait it out.
+        // An unknown outcome keeps the attempt mark: the retry will not resend.
+        const known = failure.kind === 'transient';
+        await records.noteAttemptFailed(record.email_id, failure.message, failure.kind, known);
+        await keys.releaseAttempt(key);
+        throw known ? failure : new MailroomError('transient', OUTCOME_PENDING, { cause: failure });
+      }
+      if (failure.kind === 'outcome_unknown') {
+        // An HTTP send is not retried here: the caller learns the outcome is unknown.
+        const detail = `${OUTCOME_UNKNOWN} (${failure.message})`;
+        await records.markFailed(record.email_id, detail, failure.kind);
+        throw new MailroomError('outcome_unknown', detail, { cause: failure });
+      }
+      await records.markFailed(record.email_id, failure.message, failure.kind);
+      // The provider refused it: the attempt is over (a reset run may send it again at once).
+      if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
+      throw failure;
+    }
+    emailsSent.inc({ template: input.templateId });
+
+    try {
+      // Only a keyed (workflow) send's record has other writers: a workflow giving up on it.
+      await records.markSent(record.email_id, providerId, key !== undefined, sentBy);
+    } catch (err) {
+      // The provider has the message: answering failure would invite a second
+      // send. Keep trying to record it in the background (the database may be
+      // back in seconds); webhook events also move it forward; failing all
+      // that, the sweeper explains it.
+      logger.error(
+        { err, email_id: record.email_id, provider_id: providerId },
+        'email sent but record not updated; retrying in the background',
+      );
+      recordSentLater(record.email_id, providerId, sentBy);
+    }
+    if (test) await playTestEvents(record.email_id, input.to[0]?.email ?? '');
+    return answer(record.email_id, providerId, skipped);
+  }
+
+  /** What a real provider's events would do next, for a test send (test-mode.ts). */
+  async function playTestEvents(emailId: string, firstTo: string): Promise<void> {
+    for (const event of testEventsFor(firstTo)) await records.applyEvent({ email_id: emailId }, event);
+  }
+
+  /**
+   * Renders the message (links made trackable, the pixel unless opted out)
+   * and narrows the recipients to those not suppressed; no `to` left → the
+   * send is refused. Before anything is inserted: a rendering bug must not
+   * leave a pending record behind.
+   */
+  async function prepareMessage(
+    requested: NormalizedSend,
+    claimed: { record: EmailRecord; isNew: boolean },
+    checking: ReturnType<typeof leaveOutSuppressed>,
+  ) {
+    const rendered = await render(requested, claimed.record.view_key);
+    if (requested.trackClicks)
+      rendered.html = await deps.clicks.trackLinks(rendered.html, claimed.record.email_id, rendered.links);
+    const { skipped, kept: input } = await checking;
+    if (input.to.length === 0) return refuseSuppressed(claimed, skipped, input);
+    // The record lists whom the message went to, and whom it left out.
+    const narrowed = skipped.length ? { ...recipientFields(input), suppressed: skipped } : undefined;
+    return { rendered, input, skipped, narrowed, record: { ...claimed.record, ...narrowed } };
+  }
+
+  /**
+   * The message's HTML and text. A template is rendered here (its markup is
+   * ours, its variables escaped); the caller's own HTML in a render thread,
+   * which also finds its links when clicks are tracked.
+   */
+  async function render(input: NormalizedSend, viewKey: string): Promise<RenderedHtml> {
+    const trackingPixelUrl = input.trackOpens ? pixelUrl(viewKey) : undefined;
+    if (input.templateId !== CUSTOM_TEMPLATE_ID)
+      return renderEmail({
+        templateId: input.templateId,
+        data: input.templateData,
+        subject: input.subject,
+        trackingPixelUrl,
+      });
+    if (input.htmlBody === undefined) throw new Error('html_body is required for the custom template');
+    return deps.customHtml.render({
+      htmlBody: input.htmlBody,
+      subject: input.subject,
+      trackingPixelUrl,
+      findLinks: input.trackClicks,
+    });
+  }
+
+  /** The company's suppressed recipients, left out of `input` (sends without a company have no list). */
+  async function leaveOutSuppressed(input: NormalizedSend, identity: Identity) {
+    const companyId = identity.companyId;
+    if (companyId === undefined) return { kept: input, skipped: [] };
+    const all = [...input.to, ...input.cc, ...input.bcc].map((a) => a.email);
+    return withoutSuppressed(input, await deps.suppressions.check(companyId, all));
+  }
+
+  /**
+   * No `to` recipient left: the record says why it failed, the caller gets 400
+   * (never retried). The caller's error path gives a keyed send's lease back.
+   */
+  async function refuseSuppressed(
+    claimed: { record: EmailRecord; isNew: boolean },
+    skipped: SkippedRecipient[],
+    kept: NormalizedSend,
+  ): Promise<never> {
+    const { record } = claimed;
+    const reason = allRecipientsSuppressed(skipped, kept.cc.length + kept.bcc.length > 0);
+    if (claimed.isNew)
+      await records.insert({
+        ...record,
+        suppressed: skipped,
+        status_rank: STATUS_RANK.failed,
+        error: reason,
+        error_kind: 'suppressed',
+      });
+    else await records.markFailed(record.email_id, reason, 'suppressed');
+    emailsFailed.inc({ template: kept.templateId, kind: 'suppressed' });
+    throw new MailroomError('suppressed', reason);
+  }
+
+  /** markSent again every MARK_SENT_RETRY_MS, up to MARK_SENT_RETRIES times; never keeps the process alive. */
+  function recordSentLater(emailId: string, providerId: string, sentBy: string, attempt = 1): void {
+    setTimeout(() => {
+      records.markSent(emailId, providerId, true, sentBy).then(
+        () => logger.info({ email_id: emailId, attempt }, 'email record updated after a retry'),
+        (err: unknown) => {
+          if (attempt < MARK_SENT_RETRIES) recordSentLater(emailId, providerId, sentBy, attempt + 1);
+          else logger.error({ err, email_id: emailId }, 'email sent but record still not updated');
+        },
+      );
+    }, MARK_SENT_RETRY_MS).unref();
+  }
+
+  return deliver;
+}
+
+const MARK_SENT_RETRY_MS = 2_000;
+const MARK_SENT_RETRIES = 60;

@@ -1,0 +1,100 @@
+import { availableParallelism } from 'node:os';
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { MailroomError } from '../../errors.ts';
+import type { HtmlRenderRequest, RenderedHtml } from './html-render-task.ts';
+import { HTML_TOO_COMPLEX } from '../email-messages.ts';
+import { watchThreadBudget } from './thread-budget.ts';
+
+export type { HtmlRenderRequest, RenderedHtml } from './html-render-task.ts';
+
+/**
+ * The threads that render callers' HTML (the `custom` template's
+ * `html_body`): parsing it, converting it to the text part, finding its
+ * links (html-render-task.ts). Off the event loop, because no bound on the
+ * length of untrusted HTML bounds the time its parsing takes: 100,000 nested
+ * `<div>` (500 KB) took htmlparser2 and html-to-text 6 s, 399,000 (2 MB)
+ * 119 s, growing with the square of the depth. Here the gateway keeps
+ * answering meanwhile, and each message gets HTML_RENDER_BUDGET_MS of a
+ * thread's CPU time (thread-budget.ts): past it the thread is stopped (and
+ * replaced) and the send is refused with 400 `html_body is too complex.`; so
+ * is HTML whose parse outgrows a thread's memory limit.
+ *
+ * The budget counts from when a thread starts the message, not from when it
+ * was queued, and only the thread's own CPU time: a message is never refused
+ * because others were rendering or the machine was busy. Threads run at a
+ * lower priority than the gateway (nice +10), so a busy render thread never
+ * takes a core from the event loop.
+ *
+ * A pool starts its threads on first use (or at once with `warm`): two, and
+ * up to one fewer than the cores while messages wait.
+ */
+
+/**
+ * A thread's time for one message. 2 MB of ordinary newsletter markup (tables,
+ * 16,000 links) takes 0.25–0.6 s; what gets past this is pathological, and a
+ * message within the bounds is answered within 2 s either way (a replaced
+ * thread starts in ≈ 0.45 s, and another one is kept ready meanwhile).
+ */
+export const HTML_RENDER_BUDGET_MS = 1500;
+/** Threads kept ready: one can take the next message while a stopped one is replaced. */
+const MIN_THREADS = 2;
+/** Heap of one render thread: the DOM of 2 MB of HTML takes ≈ 100 MB. */
+const THREAD_HEAP_MB = 512;
+/** A thread idle this long is stopped (MIN_THREADS are always kept). */
+const IDLE_MS = 60_000;
+
+export interface HtmlRenderPool {
+  /** The rendered HTML, its text part and (when asked) its links; `validation` error when too complex. */
+  render(request: HtmlRenderRequest): Promise<RenderedHtml>;
+  /** Stops the threads (shutdown). */
+  close(): Promise<void>;
+}
+
+export function createHtmlRenderPool(
+  options: { warm?: boolean; budgetMs?: number; threads?: number } = {},
+): HtmlRenderPool {
+  const budgetMs = options.budgetMs ?? HTML_RENDER_BUDGET_MS;
+  const maxThreads = options.threads ?? Math.max(MIN_THREADS, availableParallelism() - 1);
+  let pool: Piscina | undefined;
+  const threads = () =>
+    (pool ??= new Piscina({
+      filename: new URL('./html-render-thread.mjs', import.meta.url).href,
+      // Not the parent's flags: a test runner's `--import tsx` or `--test` mean nothing here.
+      execArgv: [],
+      minThreads: Math.min(MIN_THREADS, maxThreads),
+      maxThreads,
+      idleTimeout: IDLE_MS,
+      niceIncrement: 10,
+      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
+    }));
+  if (options.warm) threads();
+
+  return {
+    async render(request) {
+      const budget = new AbortController();
+      const { port1: started, port2 } = new MessageChannel();
+      let stopWatching = () => {};
+      started.once('message', (statPath: string | undefined) => {
+        stopWatching = watchThreadBudget(statPath, budgetMs, () => budget.abort());
+      });
+      try {
+        return (await threads().run(
+          { ...request, started: port2 },
+          { transferList: [port2], signal: budget.signal },
+        )) as RenderedHtml;
+      } catch (err) {
+        if (budget.signal.aborted || (err as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY')
+          throw new MailroomError('validation', HTML_TOO_COMPLEX);
+        throw err;
+      } finally {
+        stopWatching();
+        started.close();
+      }
+    },
+    async close() {
+      await pool?.destroy();
+      pool = undefined;
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createLogger } from '../../logger.ts';
+import { OpenBuffer, type BufferedOpen, type FlushReport } from './open-buffer.ts';
+
+const logger = createLogger('test', { logLevel: 'silent', logPretty: false });
+
+/** A buffer whose batches land in `batches` (each open counts as recorded). */
+function recordingBuffer(options: { maxPending?: number; fail?: boolean } = {}) {
+  const batches: BufferedOpen[][] = [];
+  const reports: FlushReport[] = [];
+  const buffer = new OpenBuffer({
+    logger,
+    // Long interval: these tests flush explicitly.
+    flushIntervalMs: 60_000,
+    ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending }),
+    write: async (batch) => {
+      if (options.fail) throw new Error('database down');
+      batches.push(batch);
+      return batch.length;
+    },
+    onFlush: (r) => reports.push(r),
+  });
+  return { buffer, batches, reports };
+}
+
+describe('open buffer', () => {
+  it('coalesces repeated hits of one key into one open with its first and latest time', async () => {
+    const { buffer, batches } = recordingBuffer();
+    const t = (s: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, s));
+    buffer.add('key-a', t(1));
+    buffer.add('key-b', t(2));
+    buffer.add('key-a', t(5));
+    buffer.add('key-a', t(3));
+    await buffer.flush();
+    assert.equal(batches.length, 1, 'one batch for all of them');
+    assert.deepEqual(
+      batches[0]!.map((o) => [o.viewKey, o.first.toISOString(), o.last.toISOString()]),
+      [
+        ['key-a', t(1).toISOString(), t(5).toISOString()],
+        ['key-b', t(2).toISOString(), t(2).toISOString()],
+      ],
+    );
+    assert.deepEqual(buffer.stats(), {
+      accepted: 4,
+      dropped: 0,
+      recorded: 2,
+      failed: 0,
+      flushes: 1,
+      pending: 0,
+    });
+  });
+
+  it('past its bound, drops new keys and counts them; repeats of buffered keys still count', async () => {
+    const { buffer, batches, reports } = recordingBuffer({ maxPending: 2 });
+    assert.equal(buffer.add('a'), true);
+    assert.equal(buffer.add('b'), true);
+    assert.equal(buffer.add('c'), false);
+    assert.equal(buffer.add('a'), true);
+    assert.equal(buffer.stats().dropped, 1);
+    await buffer.flush();
+    assert.deepEqual(
+      batches[0]!.map((o) => o.viewKey),
+      ['a', 'b'],
+    );
+    assert.equal(reports[0]!.droppedSinceLastFlush, 1);
+    // Room again after the flush.
+    assert.equal(buffer.add('c'), true);
+  });
+
+  it('flushes on its own within the interval', async () => {
+    const batches: BufferedOpen[][] = [];
+    const buffer = new OpenBuffer({
+      logger,
+      flushIntervalMs: 10,
+      write: async (batch) => {
+        batches.push(batch);
+        return batch.length;
+      },
+    });
+    buffer.add('a');
+    const deadline = Date.now() + 5_000;
+    while (batches.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(
+      batches.map((b) => b.map((o) => o.viewKey)),
+      [['a']],
+    );
+    await buffer.close();
+  });
+
+  it('close() writes what is left; a failed batch is counted, not thrown', async () => {
+    const ok = recordingBuffer();
+    ok.buffer.add('a');
+    await ok.buffer.close();
+    assert.equal(ok.batches.length, 1);
+
+    const failing = recordingBuffer({ fail: true });
+    failing.buffer.add('a');
+    failing.buffer.add('b');
+    await failing.buffer.flush();
+    assert.equal(failing.buffer.stats().failed, 2);
+    assert.equal(failing.buffer.stats().recorded, 0);
+    assert.equal(failing.reports[0]!.failed, 2);
+  });
+
+  it('buffers clicks beside pixel opens: one entry per email, marked clicked', async () => {
+    const { buffer, batches } = recordingBuffer();
+    const t = (s: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, s));
+    buffer.add('key-a', t(1));
+    buffer.addClick('email-1', t(2));
+    buffer.addClick('email-1', t(4));
+    buffer.addClick('email-2', t(3));
+    await buffer.flush();
+    assert.deepEqual(
+      batches[0]!.map((o) => [
+        o.viewKey,
+        o.emailId,
+        o.clicked,
+        o.first.getUTCSeconds(),
+        o.last.getUTCSeconds(),
+      ]),
+      [
+        ['key-a', undefined, undefined, 1, 1],
+        [undefined, 'email-1', true, 2, 4],
+        [undefined, 'email-2', true, 3, 3],
+      ],
+    );
+    assert.equal(buffer.stats().accepted, 4);
+  });
+
+  it('nothing buffered: flush writes nothing', async () => {
+    const { buffer, batches } = recordingBuffer();
+    await buffer.flush();
+    assert.equal(batches.length, 0);
+  });
+});

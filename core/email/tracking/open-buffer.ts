@@ -1,0 +1,204 @@
+import type { Logger } from '../../logger.ts';
+
+/**
+ * The pixel's opens and the tracked links' clicks, buffered in memory and
+ * written in batches (group commit), so `GET /api/email/track` answers its GIF
+ * and `GET /api/email/click/{token}` its redirect without waiting on the database:
+ * a campaign opened at once, or a privacy proxy pre-fetching every image, is
+ * a burst of cheap map insertions instead of a queue of serialised writes.
+ *
+ * - Coalescing: repeated hits of one key between two flushes are one entry
+ *   (the first and the latest time are kept: `opened_at` is the first open,
+ *   `time` the latest).
+ * - Batches: every `flushIntervalMs` (250 ms) whatever is buffered is handed
+ *   to `write` as one batch (record-store.ts `applyOpens`: the key checks,
+ *   then bulk writes of 25 updates). One flush at a time; what arrives
+ *   meanwhile waits for the next.
+ * - Bounded: at most `maxPending` distinct keys wait; past that, new keys are
+ *   dropped and counted (`stats().dropped`), with one warning per flush
+ *   interval, so a flood cannot exhaust memory.
+ * - Durability: `close()` (the gateway's SIGTERM/SIGINT shutdown) stops the
+ *   timer and flushes what is left. Only a crash loses the opens of the last
+ *   interval.
+ *
+ * Metrics: `stats()` has running totals, and `onFlush` is called after each
+ * batch (the hook for a metrics module: recorded / dropped / failed counts).
+ */
+
+/**
+ * One buffered open. A pixel open names its email by view key (checked
+ * against the record when written); a click by the email id its signed token
+ * carries (the signature is the check) and also sets `clicked`.
+ */
+export interface BufferedOpen {
+  /** Pixel opens: the view key. */
+  viewKey?: string;
+  /** Clicks: the email id. */
+  emailId?: string;
+  /** A click (counts as an open as well). */
+  clicked?: boolean;
+  /** First hit of this key in the batch. */
+  first: Date;
+  /** Latest hit of this key in the batch. */
+  last: Date;
+}
+
+export interface OpenBufferStats {
+  /** Hits accepted into the buffer (repeats of a buffered key included). */
+  accepted: number;
+  /** Hits refused because the buffer was full. */
+  dropped: number;
+  /** Opens the database recorded (a known key whose secret part matched). */
+  recorded: number;
+  /** Buffered opens whose batch failed to write (logged; they are not retried). */
+  failed: number;
+  /** Batches written. */
+  flushes: number;
+  /** Distinct keys waiting for the next flush. */
+  pending: number;
+}
+
+export interface FlushReport {
+  batch: number;
+  recorded: number;
+  failed: number;
+  droppedSinceLastFlush: number;
+  ms: number;
+}
+
+export interface OpenBufferOptions {
+  /** Writes one batch; resolves with how many opens it recorded. */
+  write: (opens: BufferedOpen[]) => Promise<number>;
+  logger: Logger;
+  flushIntervalMs?: number;
+  maxPending?: number;
+  /** Called after every flush (metrics). */
+  onFlush?: (report: FlushReport) => void;
+}
+
+export const OPEN_FLUSH_INTERVAL_MS = 250;
+/** ~200 bytes per buffered key: 100,000 keys ≈ 20 MB at most. */
+export const OPEN_BUFFER_MAX_PENDING = 100_000;
+
+export class OpenBuffer {
+  private pending = new Map<string, BufferedOpen>();
+  private readonly totals = { accepted: 0, dropped: 0, recorded: 0, failed: 0, flushes: 0 };
+  private droppedSinceFlush = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private closed = false;
+  private readonly intervalMs: number;
+  private readonly maxPending: number;
+
+  constructor(private readonly options: OpenBufferOptions) {
+    this.intervalMs = options.flushIntervalMs ?? OPEN_FLUSH_INTERVAL_MS;
+    this.maxPending = options.maxPending ?? OPEN_BUFFER_MAX_PENDING;
+  }
+
+  /** Buffers one pixel hit; false when it was dropped (buffer full). Never waits, never throws. */
+  add(viewKey: string, at: Date = new Date()): boolean {
+    return this.buffer(viewKey, { viewKey }, at);
+  }
+
+  /**
+   * Buffers one click of a tracked link of `emailId` (a verified click token's);
+   * coalesced per email like pixel hits per key. False when dropped (buffer full).
+   */
+  addClick(emailId: string, at: Date = new Date()): boolean {
+    // A view key never contains ':', so the two kinds of entry never share a key.
+    return this.buffer(`click:${emailId}`, { emailId, clicked: true }, at);
+  }
+
+  private buffer(
+    key: string,
+    entry: Pick<BufferedOpen, 'viewKey' | 'emailId' | 'clicked'>,
+    at: Date,
+  ): boolean {
+    const existing = this.pending.get(key);
+    if (existing) {
+      if (at > existing.last) existing.last = at;
+      this.totals.accepted++;
+      return true;
+    }
+    if (this.pending.size >= this.maxPending) {
+      this.totals.dropped++;
+      this.droppedSinceFlush++;
+      this.schedule();
+      return false;
+    }
+    this.pending.set(key, { ...entry, first: at, last: at });
+    this.totals.accepted++;
+    this.schedule();
+    return true;
+  }
+
+  /** Writes everything buffered so far (after any flush already running); resolves once it is written. */
+  flush(): Promise<void> {
+    const run = this.flushing.then(() => this.writeBatch());
+    this.flushing = run;
+    return run;
+  }
+
+  /** Stops the timer and writes what is left (shutdown). Later hits are written at once, one batch each. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  stats(): OpenBufferStats {
+    return { ...this.totals, pending: this.pending.size };
+  }
+
+  private schedule(): void {
+    if (this.closed) {
+      void this.flush();
+      return;
+    }
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.intervalMs);
+    // A buffered open never keeps a process alive on its own: shutdown flushes explicitly.
+    this.timer.unref();
+  }
+
+  private async writeBatch(): Promise<void> {
+    const dropped = this.droppedSinceFlush;
+    this.droppedSinceFlush = 0;
+    if (dropped > 0)
+      this.options.logger.warn(
+        { dropped, droppedTotal: this.totals.dropped, maxPending: this.maxPending },
+        'open buffer full: pixel opens and clicks dropped',
+      );
+    if (this.pending.size === 0) return;
+    const batch = [...this.pending.values()];
+    this.pending = new Map();
+    const started = Date.now();
+    let recorded = 0;
+    let failed = 0;
+    try {
+      recorded = await this.options.write(batch);
+    } catch (err) {
+      failed = batch.length;
+      this.options.logger.error(
+        { err, opens: batch.length },
+        'writing a batch of pixel opens and clicks failed',
+      );
+    }
+    this.totals.recorded += recorded;
+    this.totals.failed += failed;
+    this.totals.flushes++;
+    this.options.onFlush?.({
+      batch: batch.length,
+      recorded,
+      failed,
+      droppedSinceLastFlush: dropped,
+      ms: Date.now() - started,
+    });
+    // Hits that arrived during the write wait for the timer (or close()).
+    if (this.pending.size > 0) this.schedule();
+  }
+}
