@@ -62,7 +62,7 @@ export interface EmailServiceDeps {
   onOpensFlushed?: (report: FlushReport) => void;
   /**
    * Start the threads that render callers' HTML now (the gateway), rather than
-   * on the first custom send (a thread takes ≈ 0.5 s to start).
+   * on the first custom send (a thread takes a noticeable fraction of a second to start).
    */
   warmRenderThreads?: boolean;
 }

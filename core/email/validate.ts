@@ -83,8 +83,8 @@ export function base64DecodedLength(b64: string): number {
  * Strict base64 (standard alphabet, padded); MIME line breaks are tolerated
  * and removed. Checked by Node's own codec: the decoder skips what is not
  * base64, so re-encoding gives the input back only when every character was
- * (and the padding canonical). A regular expression took 8 ms per MB of
- * attachment on the event loop; this takes 2.
+ * (and the padding canonical). A regular expression held the event loop
+ * several times longer per MB of attachment (docs/benchmarks.md).
  */
 export function normalizeBase64(content: string): string | undefined {
   const spaced = [' ', '\r', '\n', '\t'].some((blank) => content.includes(blank));

@@ -107,7 +107,7 @@ function checkIdempotencyKey(key: string): string {
   return key;
 }
 
-/** Characters of a body hashed between two yields to the event loop (≈ 3 ms). */
+/** Characters of a body hashed between two yields to the event loop (a few milliseconds). */
 const HASH_SLICE = 1 << 20;
 
 /**

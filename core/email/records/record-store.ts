@@ -17,8 +17,8 @@ import { HANDED_OVER_FIELDS, eventUpdate, openUpdate, wasGuessedFailed } from '.
  * backend uses an index only for a top-level `_id` equality (upstream only for
  * exactly `{ _id: X }`; our build also with other conditions beside it,
  * infra/ferretdb/README.md); any other filter (`{ email_id }`, `{ view_key }`,
- * `{ _id: { $in } }`) scans and decodes the whole collection in Go (measured at
- * 5,000 records: ~500 ms per update, against ~1.5 ms by `_id`).
+ * `{ _id: { $in } }`) scans and decodes the whole collection in Go (hundreds of
+ * times slower at a few thousand records: docs/benchmarks.md).
  * record-store.test.ts asserts this on the wire. Only $set/$min/$max/$inc updates:
  * FerretDB-compatible.
  */

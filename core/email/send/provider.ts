@@ -85,7 +85,7 @@ export function createSendGridProvider(config: Config): MailProvider | undefined
           hideWarnings: true,
         });
         // Set on the built message, not passed to its constructor, which copies
-        // its data through JSON: 30 MB of attachments held the event loop ≈ 0.3 s.
+        // its data through JSON: large attachments held the event loop (docs/benchmarks.md).
         if (message.attachments.length)
           built.setAttachments(
             message.attachments.map((a) => ({

@@ -31,15 +31,15 @@ export type { HtmlRenderRequest, RenderedHtml } from './html-render-task.ts';
  */
 
 /**
- * A thread's time for one message. 2 MB of ordinary newsletter markup (tables,
- * 16,000 links) takes 0.25–0.6 s; what gets past this is pathological, and a
- * message within the bounds is answered within 2 s either way (a replaced
- * thread starts in ≈ 0.45 s, and another one is kept ready meanwhile).
+ * A thread's time for one message: several times what 2 MB of ordinary
+ * newsletter markup takes (docs/benchmarks.md), so what gets past it is
+ * pathological, and a message within the bounds is answered within 2 s
+ * either way (another thread is kept ready while a stopped one is replaced).
  */
 export const HTML_RENDER_BUDGET_MS = 1500;
 /** Threads kept ready: one can take the next message while a stopped one is replaced. */
 const MIN_THREADS = 2;
-/** Heap of one render thread: the DOM of 2 MB of HTML takes ≈ 100 MB. */
+/** Heap of one render thread: several times what the DOM of 2 MB of HTML needs (docs/benchmarks.md). */
 const THREAD_HEAP_MB = 512;
 /** A thread idle this long is stopped (MIN_THREADS are always kept). */
 const IDLE_MS = 60_000;

@@ -28,7 +28,7 @@ export { SLICE } from './link-scan.ts';
 
 export type RewriteHref = (href: string) => string | undefined;
 
-/** Links rewritten between two yields to the event loop (≈ 5 ms). */
+/** Links rewritten between two yields to the event loop (a few milliseconds of work). */
 const LINKS_PER_SLICE = 500;
 
 /** The links of `html`, as the WHATWG tokenizer finds them. */
@@ -49,7 +49,7 @@ export async function rewriteLinks(
   let at = 0;
   let done = 0;
   for (const link of links ?? (await findLinks(html))) {
-    // Signing a click link takes ≈ 10 µs: 2 MB of links (80,000) would hold the event loop for a second.
+    // Signing is cheap per link, but 2 MB of links (80,000) in one go would hold the event loop.
     if (++done % LINKS_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
     const replacement = rewrite(link.href);
     if (replacement === undefined) continue;

@@ -3,8 +3,8 @@ import { asciiLower, inSlices, isOptOut, type HrefSpan } from './link-scan.ts';
 
 /**
  * The fast link scanner: htmlparser2's tokenizer, which skips through text,
- * comments and raw text to the next `<` (≈ 6× faster than the WHATWG state
- * machine of link-scan-parse5.ts on a 6 KB email: 0.05 against 0.3 ms).
+ * comments and raw text to the next `<` (several times faster than the WHATWG
+ * state machine of link-scan-parse5.ts: docs/benchmarks.md).
  *
  * It tokenises start tags and their attributes as the standard does (any
  * quoting, entities decoded in attribute mode, ASCII case-insensitive names,

@@ -5,8 +5,8 @@ import { inSlices, isOptOut, type HrefSpan } from './link-scan.ts';
  * The reference link scanner: parse5's SAX parser, the WHATWG HTML tokenizer
  * with the tree builder's switches into script, style, textarea, title…
  * text, so an `<a href>` is found exactly where a browser's HTML parser finds
- * one. It reads every character through the standard's state machine (≈ 6×
- * the time of link-scan-htmlparser2.ts), so it runs only for the markup the
+ * one. It reads every character through the standard's state machine (several
+ * times the time of link-scan-htmlparser2.ts), so it runs only for the markup the
  * fast scanner hands over (see there).
  */
 

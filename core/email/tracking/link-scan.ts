@@ -14,7 +14,7 @@ export interface HrefSpan {
   href: string;
 }
 
-/** Characters tokenised between two yields to the event loop (~30 ms at most). */
+/** Characters tokenised between two yields to the event loop (tens of milliseconds at most). */
 export const SLICE = 64 * 1024;
 
 /**
@@ -38,7 +38,7 @@ export const isOptOut = (value: string): boolean => value.trim().toLowerCase() =
 /**
  * Links as a render thread hands them over: offsets in typed arrays and the
  * hrefs in one string, which cross between threads as a few blocks of memory
- * (80,000 link objects took the receiving event loop ≈ 40 ms to rebuild).
+ * (rebuilding tens of thousands of link objects held the receiving event loop).
  */
 export interface PackedLinks {
   starts: Int32Array;
