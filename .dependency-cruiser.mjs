@@ -55,6 +55,21 @@ export default {
       to: { path: '^(worker|workflows|activities)/' },
     },
     {
+      name: 'email-parts-through-their-entry',
+      severity: 'error',
+      comment:
+        'Each part of the email core (core/email/<part>/) is used from outside through its index.ts, ' +
+        'which names what the part offers; its other modules are its own business.',
+      from: {
+        path: '^(?!core/email/(send|records|tracking|suppressions|idempotency|signup)/)',
+        pathNot: TEST,
+      },
+      to: {
+        path: '^core/email/(send|records|tracking|suppressions|idempotency|signup)/',
+        pathNot: '^core/email/[^/]+/index\\.ts$',
+      },
+    },
+    {
       name: 'production-not-test-or-bench',
       severity: 'error',
       comment: 'Production code never imports test support or the bench.',

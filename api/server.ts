@@ -5,7 +5,7 @@ import { connectDatabase, type Database } from '../core/db.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import { createEmailService } from '../core/email/service.ts';
-import { keyStore } from '../core/api-keys/key-store.ts';
+import { createKeyStore } from '../core/api-keys/key-store.ts';
 import { createApp } from './app.ts';
 import { metricsApp, metricsStartupNotice } from './middleware/metrics.ts';
 
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
   email = createEmailService({ db: database.db, config, logger, warmRenderThreads: true });
   await email.ensureIndexes();
 
-  const keys = keyStore(database.db, logger);
+  const keys = createKeyStore(database.db, logger);
   const app = createApp({ config, logger, db: database.db, temporal, email, keys });
   server = app.listen(config.port);
   await new Promise<void>((resolve, reject) => {

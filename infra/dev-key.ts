@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { keyStore } from '../core/api-keys/key-store.ts';
+import { createKeyStore } from '../core/api-keys/key-store.ts';
 import { connectDatabase } from '../core/db.ts';
 import { SCOPES } from '../core/identity.ts';
 import { createLogger } from '../core/logger.ts';
@@ -19,7 +19,7 @@ export interface DevKey {
 export async function devKey(mongodbUri: string, file: string): Promise<DevKey> {
   const database = await connectDatabase(mongodbUri);
   try {
-    const store = keyStore(database.db, createLogger('dev', { logLevel: 'silent', logPretty: false }));
+    const store = createKeyStore(database.db, createLogger('dev', { logLevel: 'silent', logPretty: false }));
     if (existsSync(file)) {
       const kept = JSON.parse(readFileSync(file, 'utf8')) as DevKey;
       if (await store.verify(kept.key)) return kept;

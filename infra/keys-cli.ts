@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runKeyCommand, USAGE, UsageError } from '../core/api-keys/commands.ts';
-import { keyStore } from '../core/api-keys/key-store.ts';
+import { createKeyStore } from '../core/api-keys/key-store.ts';
 import { connectDatabase } from '../core/db.ts';
 import { createLogger } from '../core/logger.ts';
 
@@ -17,7 +17,7 @@ const uri = process.env['MONGODB_URI'] || 'mongodb://127.0.0.1:27017/mailroom';
 try {
   const database = await connectDatabase(uri);
   try {
-    const store = keyStore(database.db, createLogger('keys', { logLevel: 'warn', logPretty: false }));
+    const store = createKeyStore(database.db, createLogger('keys', { logLevel: 'warn', logPretty: false }));
     for (const line of await runKeyCommand(store, process.argv.slice(2))) console.log(line);
   } finally {
     await database.close();

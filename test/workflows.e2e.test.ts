@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 import { authenticatedAs } from '../core/identity.ts';
-import { suppressionList } from '../core/email/suppressions/suppression-store.ts';
+import { createSuppressionStore } from '../core/email/suppressions/suppression-store.ts';
 import { COMPANY_ID, USER_ID } from '../core/workflows/search-attributes.ts';
 
 const h = new WorkflowHarness();
@@ -237,7 +237,7 @@ describe('send-welcome-email', () => {
   it('fails without sending when the user’s address is on the company’s suppression list', async () => {
     h.fake.reset();
     const userId = await newUser();
-    await suppressionList(h.database.db).add({
+    await createSuppressionStore(h.database.db).add({
       company_id: h.caller.companyId,
       email: `${userId}@example.com`,
       reason: 'unsubscribe',

@@ -9,7 +9,7 @@ import { loadConfigOrExit } from '../core/config.ts';
 import { connectDatabase } from '../core/db.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
-import { startSweeper } from '../core/email/records/sweeper.ts';
+import { startSweeper } from '../core/email/records/index.ts';
 import { emailsSwept } from '../core/metrics.ts';
 import { createWorker } from './create-worker.ts';
 import { PinoTemporalLogger } from './temporal-logger.ts';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import { parseKey } from '../../core/api-keys/key-format.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { KEY_CACHE_TTL_MS, keyStore } from '../../core/api-keys/key-store.ts';
+import { KEY_CACHE_TTL_MS, createKeyStore } from '../../core/api-keys/key-store.ts';
 import type { Scope } from '../../core/identity.ts';
 import { invoiceBody, useEmailApp, welcomeBody } from '../../test/support/email-app.ts';
 
@@ -190,7 +190,7 @@ describe('AUTH_MODE=api-key: email routes', () => {
   it('a revoked key is refused at once here, and by another replica within seconds', async () => {
     const key = await newKey();
     // Another gateway replica: its own store, its own cache, the same database.
-    const replica = keyStore(app.database.db, app.logger);
+    const replica = createKeyStore(app.database.db, app.logger);
     assert.ok(await replica.verify(key));
     assert.equal((await app.post('/api/email/send', invoiceBody(), headers(key))).status, 200);
     assert.equal(await app.keys.revoke(key.split('_')[1]!), true);

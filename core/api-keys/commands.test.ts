@@ -6,7 +6,7 @@ import { connectDatabase, type Database } from '../db.ts';
 import { createLogger } from '../logger.ts';
 import { mongoUri, uniqueName } from '../../test/support/env.ts';
 import { runKeyCommand, UsageError } from './commands.ts';
-import { keyStore, type KeyStore } from './key-store.ts';
+import { createKeyStore, type KeyStore } from './key-store.ts';
 
 /** `npm run keys -- …` against a real database: what the operator types and what they paste. */
 describe('npm run keys', () => {
@@ -14,7 +14,7 @@ describe('npm run keys', () => {
   let store: KeyStore;
   before(async () => {
     database = await connectDatabase(mongoUri(), uniqueName('keys'));
-    store = keyStore(database.db, createLogger('test', { logLevel: 'silent', logPretty: false }));
+    store = createKeyStore(database.db, createLogger('test', { logLevel: 'silent', logPretty: false }));
   });
   after(async () => {
     await database.db.dropDatabase();

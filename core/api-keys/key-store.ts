@@ -79,7 +79,7 @@ const toApiKey = (doc: ApiKeyDocument): ApiKey => ({
   revokedAt: doc.revoked_at,
 });
 
-export function keyStore(db: Db, logger: Logger): KeyStore {
+export function createKeyStore(db: Db, logger: Logger): KeyStore {
   const keys: Collection<ApiKeyDocument> = db.collection('api_keys');
   const cache = new LRUCache<string, ApiKeyDocument>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
   const lastUsedWritten = new LRUCache<string, number>({ max: 10_000 });

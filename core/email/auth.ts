@@ -8,7 +8,7 @@ import {
   type Identity,
   type Principal,
 } from '../identity.ts';
-import type { EmailRecord } from './records/record.ts';
+import type { EmailRecord } from './records/index.ts';
 
 /**
  * Who may send which email and see which record. Identity headers that are

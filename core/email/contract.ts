@@ -6,11 +6,11 @@
  * HTTP. Every method throws MailroomError (core/errors.ts) on failure.
  */
 import type { Principal } from '../identity.ts';
-import type { OpenBufferStats } from './tracking/open-buffer.ts';
+import type { OpenBufferStats } from './tracking/index.ts';
 import type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
-import type { SweptRecord } from './records/sweeper.ts';
-import type { SuppressionsApi } from './suppressions/suppressions-api.ts';
-import type { RequestKind } from './idempotency/request-idempotency.ts';
+import type { SweptRecord } from './records/index.ts';
+import type { SuppressionsApi } from './suppressions/index.ts';
+import type { RequestKind } from './idempotency/index.ts';
 
 export type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
 

@@ -9,7 +9,7 @@ import { startEmailCore, type EmailCore } from '../../test/support/email-core.ts
 import type { EmailService } from './contract.ts';
 import type { Caller } from '../identity.ts';
 import { STATUS_RANK, statusOf, type EmailRecord } from './records/record.ts';
-import { recordStore } from './records/record-store.ts';
+import { createRecordStore } from './records/record-store.ts';
 import { emailIdOfViewKey } from './tracking/view-key.ts';
 import { welcomeBody } from '../../test/support/sample-emails.ts';
 
@@ -289,7 +289,7 @@ describe('email service core', () => {
   describe('status machine', () => {
     it('concurrent out-of-order events converge on the furthest status', async () => {
       const sent = await email.send(body(), authenticatedAs(caller));
-      const records = recordStore(database.db);
+      const records = createRecordStore(database.db);
       const events = ['delivered', 'opened', 'delivered', 'clicked', 'delivered', 'opened'] as const;
       await Promise.all(events.map((e) => records.applyEvent({ email_id: sent.email_id }, e)));
       const stored = await record(sent.email_id);
@@ -300,7 +300,7 @@ describe('email service core', () => {
     });
 
     it('a late "sent" never moves a delivered record back, but keeps the provider id', async () => {
-      const records = recordStore(database.db);
+      const records = createRecordStore(database.db);
       const sent = await email.send(body(), authenticatedAs(caller));
       await emails().updateOne({ _id: sent.email_id }, { $set: { status_rank: STATUS_RANK.pending } });
       await records.applyEvent({ email_id: sent.email_id }, 'delivered');
@@ -311,7 +311,7 @@ describe('email service core', () => {
     });
 
     it('a provider answer after the record was failed as outcome unknown makes it sent again', async () => {
-      const records = recordStore(database.db);
+      const records = createRecordStore(database.db);
       const sent = await email.send(body('answered late'), authenticatedAs(caller));
       await emails().updateOne({ _id: sent.email_id }, { $set: { status_rank: STATUS_RANK.pending } });
       assert.equal(
@@ -330,7 +330,7 @@ describe('email service core', () => {
       fake.plan(400);
       await failure(email.send(body('will fail'), authenticatedAs(caller)));
       const failed = await database.db.collection('emails').findOne({ subject: 'will fail' });
-      const records = recordStore(database.db);
+      const records = createRecordStore(database.db);
       await records.applyEvent({ email_id: String(failed?.['email_id']) }, 'delivered');
       await records.applyEvent({ email_id: String(failed?.['email_id']) }, 'opened');
       const stored = await record(String(failed?.['email_id']));
@@ -341,7 +341,7 @@ describe('email service core', () => {
 
     it('first-event times are kept ($min), time follows the latest open', async () => {
       const sent = await email.send(body(), authenticatedAs(caller));
-      const records = recordStore(database.db);
+      const records = createRecordStore(database.db);
       const t1 = new Date(Date.now() - 60_000);
       const t2 = new Date();
       await records.applyEvent({ email_id: sent.email_id }, 'opened', t2);
@@ -361,7 +361,7 @@ describe('email service core', () => {
     });
 
     it('a bounce outranks an open whatever the order; flags are set either way', async () => {
-      const records = recordStore(database.db);
+      const records = createRecordStore(database.db);
       const openFirst = await email.send(body(), authenticatedAs(caller));
       const bounceFirst = await email.send(body(), authenticatedAs(caller));
       await records.applyEvent({ email_id: openFirst.email_id }, 'opened');
@@ -377,7 +377,7 @@ describe('email service core', () => {
     });
 
     it('markFailed only fails a pending record', async () => {
-      const records = recordStore(database.db);
+      const records = createRecordStore(database.db);
       const sent = await email.send(body(), authenticatedAs(caller));
       assert.equal(await records.markFailed(sent.email_id, 'too late', 'transient'), false);
       const stored = await record(sent.email_id);

@@ -7,37 +7,37 @@ import { checkIdentity, isUuid } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import { clicksFollowed, opensDropped, opensRecorded } from '../metrics.ts';
 import { isPlainObject } from '../validation.ts';
-import { createAttachmentFetcher, resolveAttachments, type AttachmentFetcher } from './send/attachments.ts';
+import { createAttachmentFetcher, resolveAttachments, type AttachmentFetcher } from './send/index.ts';
 import { authorizeSend, authorizeStatus, canSee } from './auth.ts';
-import { sendBulk } from './send/bulk.ts';
-import { clickTracking } from './tracking/click-tracking.ts';
-import { createHtmlRenderPool } from './tracking/html-render-pool.ts';
+import { sendBulk } from './send/index.ts';
+import { createClickTracking } from './tracking/index.ts';
+import { createHtmlRenderPool } from './tracking/index.ts';
 import type { EmailService } from './contract.ts';
-import { idempotencyKeys } from './idempotency/step-send-keys.ts';
-import { ensureEmailIndexes } from './records/indexes.ts';
+import { createStepSendKeys } from './idempotency/index.ts';
+import { ensureEmailIndexes } from './records/index.ts';
 import {
   CLICK_LINK_EXPIRED,
   EMAIL_NOT_FOUND,
   INVALID_CLICK_LINK,
   OUTCOME_UNKNOWN,
 } from './email-messages.ts';
-import { defaultSender, type MailProvider } from './send/provider.ts';
-import { createProviders } from './send/providers/index.ts';
-import { recordStore } from './records/record-store.ts';
-import { createSendPipeline } from './send/send-pipeline.ts';
-import { sweepStuckPending } from './records/sweeper.ts';
-import { failedBeforeHandOver, statusOf } from './records/record.ts';
-import { toStatus } from './records/status-view.ts';
-import { OpenBuffer, type FlushReport } from './tracking/open-buffer.ts';
-import { recordEvent } from './tracking/events.ts';
-import { looksLikeViewKey } from './tracking/view-key.ts';
+import { defaultSender, type MailProvider } from './send/index.ts';
+import { createProviders } from './send/index.ts';
+import { createRecordStore } from './records/index.ts';
+import { createSendPipeline } from './send/index.ts';
+import { sweepStuckPending } from './records/index.ts';
+import { failedBeforeHandOver, statusOf } from './records/index.ts';
+import { toStatus } from './records/index.ts';
+import { createOpenBuffer, type FlushReport } from './tracking/index.ts';
+import { recordEvent } from './tracking/index.ts';
+import { looksLikeViewKey } from './tracking/index.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
-import { suppressionList } from './suppressions/suppression-store.ts';
-import { suppressionsApi } from './suppressions/suppressions-api.ts';
-import { requestKeys } from './idempotency/request-idempotency.ts';
-import { narrowSignupSend, withConfiguredVariables, type SignupPolicy } from './signup/signup-guard.ts';
-import { ensureRateLimitIndexes, signupLimits } from './signup/signup-limits.ts';
+import { createSuppressionStore } from './suppressions/index.ts';
+import { createSuppressionsApi } from './suppressions/index.ts';
+import { createRequestIdempotency } from './idempotency/index.ts';
+import { narrowSignupSend, withConfiguredVariables, type SignupPolicy } from './signup/index.ts';
+import { ensureRateLimitIndexes, createSignupLimits } from './signup/index.ts';
 
 /**
  * The email core, composed: validate → authorise → fetch attachments → the
@@ -70,16 +70,16 @@ export interface EmailServiceDeps {
 export function createEmailService(deps: EmailServiceDeps): EmailService {
   const { db, config, logger } = deps;
   precompileTemplates();
-  const records = recordStore(db);
-  const keys = idempotencyKeys(db);
-  const suppressions = suppressionList(db);
+  const records = createRecordStore(db);
+  const keys = createStepSendKeys(db);
+  const suppressions = createSuppressionStore(db);
   const fetcher =
     deps.fetchAttachment ??
     createAttachmentFetcher({
       timeoutMs: config.attachmentFetchTimeoutMs,
       allowAddresses: deps.attachmentAllowedAddresses ?? [],
     });
-  const clicks = clickTracking({
+  const clicks = createClickTracking({
     secret: config.secret,
     publicBaseUrl: config.publicBaseUrl,
     lifetimeMs: config.clickLinkLifetimeMs,
@@ -96,7 +96,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     customHtml,
     logger,
   });
-  const opens = new OpenBuffer({
+  const opens = createOpenBuffer({
     write: (batch) => records.applyOpens(batch),
     logger,
     onFlush: (report) => {
@@ -114,12 +114,12 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     logger,
   });
 
-  const limits = signupLimits(db, config.signup, logger);
+  const limits = createSignupLimits(db, config.signup, logger);
   const signup: SignupPolicy = {
     linkOrigins: config.signup.linkOrigins,
     configured: { supportEmail: config.supportEmail },
   };
-  const requests = requestKeys(db, records, logger);
+  const requests = createRequestIdempotency(db, records, logger);
 
   const send: EmailService['send'] = async (body, principal, options = {}) => {
     // Authorise first: unauthenticated callers get 401, not details about their payload.
@@ -236,7 +236,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       return record && { template_id: record.template_id, status: statusOf(record), error: record.error };
     },
 
-    suppressions: suppressionsApi(suppressions),
+    suppressions: createSuppressionsApi(suppressions),
 
     sweepStuckPending(boundMs) {
       return sweepStuckPending(records, logger, boundMs);

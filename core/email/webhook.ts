@@ -9,10 +9,10 @@ import {
   WEBHOOK_TIMESTAMP_OUTSIDE_WINDOW,
 } from './email-messages.ts';
 import { isUuid } from '../identity.ts';
-import type { TrackedEvent } from './records/record.ts';
-import type { RecordStore } from './records/record-store.ts';
-import { normalizeAddress, type SuppressionList } from './suppressions/suppression-store.ts';
-import { suppressionReasonOf, type WebhookEventFields } from './suppressions/suppressions-from-webhook.ts';
+import type { TrackedEvent } from './records/index.ts';
+import type { RecordStore } from './records/index.ts';
+import { normalizeAddress, type SuppressionStore } from './suppressions/index.ts';
+import { suppressionReasonOf, type WebhookEventFields } from './suppressions/index.ts';
 import { isPlainObject } from '../validation.ts';
 
 /**
@@ -61,7 +61,7 @@ export const REPLAY_WINDOW_SECONDS = 600;
 
 export function createWebhookHandler(deps: {
   records: RecordStore;
-  suppressions: SuppressionList;
+  suppressions: SuppressionStore;
   publicKey: string | undefined;
   allowUnsigned: boolean;
   logger: Logger;

@@ -3,7 +3,7 @@ import { connectDatabase, type Database } from '../../core/db.ts';
 import type { EmailService } from '../../core/email/contract.ts';
 import { createEmailService, type EmailServiceDeps } from '../../core/email/service.ts';
 import { createLogger, type Logger } from '../../core/logger.ts';
-import { keyStore, type KeyStore } from '../../core/api-keys/key-store.ts';
+import { createKeyStore, type KeyStore } from '../../core/api-keys/key-store.ts';
 import { mongoUri, TEST_SECRET, uniqueName } from './env.ts';
 import { FakeSendGrid } from './fake-sendgrid.ts';
 
@@ -56,7 +56,7 @@ export async function startEmailCore(options: EmailCoreOptions = {}): Promise<Em
   const logger = createLogger('test', config);
   const email = createEmailService({ db: database.db, config, logger, ...options.service });
   await email.ensureIndexes();
-  const keys = keyStore(database.db, logger);
+  const keys = createKeyStore(database.db, logger);
   return {
     fake,
     keys,

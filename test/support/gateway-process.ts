@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { keyStore } from '../../core/api-keys/key-store.ts';
+import { createKeyStore } from '../../core/api-keys/key-store.ts';
 import { connectDatabase, type Database } from '../../core/db.ts';
 import { SCOPES } from '../../core/identity.ts';
 import { createLogger } from '../../core/logger.ts';
@@ -35,7 +35,7 @@ export async function startGatewayProcess(nodeFlags: string[] = []): Promise<Gat
   const fake = await new FakeSendGrid().start();
   const name = uniqueName('hostile');
   const database: Database = await connectDatabase(mongoUri(), name);
-  const keys = keyStore(database.db, createLogger('test', { logLevel: 'silent', logPretty: false }));
+  const keys = createKeyStore(database.db, createLogger('test', { logLevel: 'silent', logPretty: false }));
   const key = (
     await keys.create({ companyId: company, organizationId: organization, name: 'hostile', scopes: SCOPES })
   ).plaintext;

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { CLICK_TOKEN_MAX_LENGTH } from '../../../core/email/tracking/click-token.ts';
+import { CLICK_TOKEN_MAX_LENGTH } from '../../../core/email/tracking/index.ts';
 import { INVALID_CLICK_LINK } from '../../../core/email/email-messages.ts';
 import { defineRoute, failure } from '../../route.ts';
 

@@ -1,6 +1,6 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/validation.ts';
-import type { RequestKind } from '../../../core/email/idempotency/request-idempotency.ts';
+import type { RequestKind } from '../../../core/email/idempotency/index.ts';
 import { idempotencyKeySchema } from '../../../core/validation.ts';
 import { failure, type RouteContext, type RouteSpec } from '../../route.ts';
 import type { AppDeps } from '../../types.ts';

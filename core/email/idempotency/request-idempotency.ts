@@ -92,7 +92,7 @@ export interface IdempotentRequest<T> {
   emailIdsOf: (result: T) => string[];
 }
 
-export interface RequestKeys {
+export interface RequestIdempotency {
   /** Runs `request.run` once per (company, key); later requests get its answer (`replayed`). */
   once<T>(request: IdempotentRequest<T>): Promise<{ result: T; replayed: boolean }>;
   /** Stops the hourly purge of expired keys (shutdown). */
@@ -134,7 +134,7 @@ const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export function requestKeys(db: Db, records: RecordStore, logger: Logger): RequestKeys {
+export function createRequestIdempotency(db: Db, records: RecordStore, logger: Logger): RequestIdempotency {
   const requests: Collection<RequestDoc> = db.collection('email_requests');
   /** Serialises the `seen` counts of one key (FerretDB's updates are read-modify-write). */
   const lock = new KeyedLock();

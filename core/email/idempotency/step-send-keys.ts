@@ -20,7 +20,7 @@ interface IdempotencyDoc {
   attempt_until?: Date | null;
 }
 
-export interface IdempotencyKeys {
+export interface StepSendKeys {
   /**
    * A key's first attempt in one write: reserves `candidateId` for `key` with
    * the attempt lease already taken until `until`. The first caller wins; false
@@ -39,7 +39,7 @@ export interface IdempotencyKeys {
   releaseAttempt(key: string): Promise<void>;
 }
 
-export function idempotencyKeys(db: Db): IdempotencyKeys {
+export function createStepSendKeys(db: Db): StepSendKeys {
   const keys: Collection<IdempotencyDoc> = db.collection('email_idempotency');
   /** Serialises the lease updates of one key (FerretDB's updates are read-modify-write). */
   const lock = new KeyedLock();

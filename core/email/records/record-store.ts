@@ -33,7 +33,7 @@ import type { RecordStore, RecordUpdate } from './record-store-contract.ts';
  */
 export const OPEN_WRITE_CHUNK = 25;
 
-export function recordStore(db: Db): RecordStore {
+export function createRecordStore(db: Db): RecordStore {
   const emails: Collection<EmailRecord> = db.collection<EmailRecord>('emails');
   /** Serialises the writes to one email record (see keyed-lock.ts for why). */
   const lock = new KeyedLock();

@@ -9,7 +9,7 @@ import { startEmailCore, type EmailCore } from '../../../test/support/email-core
 import { welcomeBody } from '../../../test/support/sample-emails.ts';
 import type { Caller } from '../../identity.ts';
 import { statusOf, type EmailRecord } from './record.ts';
-import { recordStore } from './record-store.ts';
+import { createRecordStore } from './record-store.ts';
 import { PENDING_BOUND_MS, startSweeper, sweepStuckPending, type SweptRecord } from './sweeper.ts';
 
 const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
@@ -66,7 +66,7 @@ describe('sweeper: records stuck in pending', () => {
       await backdate(id, PENDING_BOUND_MS + 60_000);
 
     const { logger, lines } = capturingLogger();
-    const swept = await sweepStuckPending(recordStore(core.database.db), logger);
+    const swept = await sweepStuckPending(createRecordStore(core.database.db), logger);
 
     assert.deepEqual(
       swept.map((s) => [s.email_id, s.outcome]).sort(),
@@ -94,7 +94,7 @@ describe('sweeper: records stuck in pending', () => {
     assert.ok(logged.every((l) => l['msg'] === 'stuck pending email swept'));
 
     // A second sweep finds nothing left to do.
-    assert.deepEqual(await sweepStuckPending(recordStore(core.database.db), logger), []);
+    assert.deepEqual(await sweepStuckPending(createRecordStore(core.database.db), logger), []);
     // The status endpoint shows the verdict.
     assert.equal((await core.email.getStatus(maybeSent.email_id, authenticatedAs(caller))).status, 'failed');
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MailroomError } from '../../errors.ts';
 import type { Identity } from '../../identity.ts';
 import type { Logger } from '../../logger.ts';
-import type { IdempotencyKeys } from '../idempotency/step-send-keys.ts';
+import type { StepSendKeys } from '../idempotency/step-send-keys.ts';
 import { IN_PROGRESS, OUTCOME_PENDING, OUTCOME_UNKNOWN } from '../email-messages.ts';
 import { answer, newRecord } from '../records/new-record.ts';
 import { STATUS_RANK, failedBeforeHandOver, isHandedOver, type EmailRecord } from '../records/record.ts';
@@ -28,7 +28,7 @@ const leaseUntil = () => new Date(Date.now() + ATTEMPT_LEASE_MS);
 
 export interface SendClaimDeps {
   records: RecordStore;
-  keys: IdempotencyKeys;
+  keys: StepSendKeys;
   logger: Logger;
 }
 

@@ -5,7 +5,7 @@ import { MailroomError, isDuplicateKeyError, isMailroomError } from '../../error
 import type { Identity } from '../../identity.ts';
 import type { Logger } from '../../logger.ts';
 import { emailsFailed, emailsSent, providerCallDuration } from '../../metrics.ts';
-import type { IdempotencyKeys } from '../idempotency/step-send-keys.ts';
+import type { StepSendKeys } from '../idempotency/step-send-keys.ts';
 import {
   NOT_CONFIGURED,
   OUTCOME_PENDING,
@@ -21,7 +21,7 @@ import type { HtmlRenderPool, RenderedHtml } from '../tracking/html-render-pool.
 import { STATUS_RANK, type EmailRecord } from '../records/record.ts';
 import type { RecordStore } from '../records/record-store.ts';
 import type { SendResult, SkippedRecipient } from '../email-schema.ts';
-import { withoutSuppressed, type SuppressionList } from '../suppressions/suppression-store.ts';
+import { withoutSuppressed, type SuppressionStore } from '../suppressions/suppression-store.ts';
 import type { NormalizedSend } from '../validate.ts';
 import { answer, recipientFields } from '../records/new-record.ts';
 import { createSendClaim } from './send-claim.ts';
@@ -45,8 +45,8 @@ import { createSendClaim } from './send-claim.ts';
 
 export interface SendPipelineDeps {
   records: RecordStore;
-  keys: IdempotencyKeys;
-  suppressions: SuppressionList;
+  keys: StepSendKeys;
+  suppressions: SuppressionStore;
   /** Undefined when no provider key is configured. */
   provider: MailProvider | undefined;
   sender: Address;

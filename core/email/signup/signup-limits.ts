@@ -34,7 +34,7 @@ export interface SignupLimitSettings {
 const COLLECTION = 'rate_limits';
 const SWEEP_INTERVAL_MS = 60_000;
 
-export function signupLimits(db: Db, settings: SignupLimitSettings, logger: Logger): SignupLimits {
+export function createSignupLimits(db: Db, settings: SignupLimitSettings, logger: Logger): SignupLimits {
   const limiter = (keyPrefix: string, points: number, duration: number) =>
     new RateLimiterMongo({
       storeClient: db.client,

@@ -37,7 +37,7 @@ export interface ListQuery {
   limit: number;
 }
 
-export interface SuppressionList {
+export interface SuppressionStore {
   /** The suppressed ones among `addresses` (normalized address → reason). */
   check(companyId: string, addresses: readonly string[]): Promise<Map<string, SuppressionReason>>;
   get(companyId: string, address: string): Promise<Suppression | undefined>;
@@ -68,7 +68,7 @@ const RECIPIENT_CHOICES: readonly SuppressionReason[] = ['spam_report', 'unsubsc
 
 const view = ({ _id, ...rest }: SuppressionDoc): Suppression => rest;
 
-export function suppressionList(db: Db): SuppressionList {
+export function createSuppressionStore(db: Db): SuppressionStore {
   const entries: Collection<SuppressionDoc> = db.collection('suppressions');
 
   return {

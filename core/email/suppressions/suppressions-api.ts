@@ -8,7 +8,7 @@ import {
   SuppressionListQuerySchema,
   type SuppressionReason,
 } from '../email-schema.ts';
-import { normalizeAddress, type Suppression, type SuppressionList } from './suppression-store.ts';
+import { normalizeAddress, type Suppression, type SuppressionStore } from './suppression-store.ts';
 
 /**
  * A company's suppression list as the API offers it: checked input, JSON
@@ -49,7 +49,7 @@ function checkedAddress(address: string): string {
   return normalized;
 }
 
-export function suppressionsApi(list: SuppressionList): SuppressionsApi {
+export function createSuppressionsApi(list: SuppressionStore): SuppressionsApi {
   const notFound = () => new MailroomError('not_found', SUPPRESSION_NOT_FOUND);
   return {
     async list(companyId, raw) {

@@ -29,7 +29,7 @@ export interface ClickTracking {
   verify(token: unknown): ClickTarget | undefined;
 }
 
-export function clickTracking(options: {
+export function createClickTracking(options: {
   secret: string;
   publicBaseUrl: string;
   /** How long a rewritten link redirects (CLICK_LINK_LIFETIME_DAYS); default 365 days. */

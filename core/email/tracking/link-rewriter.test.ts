@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TEST_SECRET } from '../../../test/support/env.ts';
-import { CLICK_PATH, clickTracking } from './click-tracking.ts';
+import { CLICK_PATH, createClickTracking } from './click-tracking.ts';
 import { SLICE, rewriteLinks } from './link-rewriter.ts';
 
 /** Marks each http(s) href it is given, so a test sees exactly what was rewritten. */
@@ -30,7 +30,7 @@ describe('link rewriter', () => {
       '<img src="https://mailroom.example/api/email/track?view_key=abc" width="1" height="1" alt="">',
       '<link href="https://fonts.example/css" rel="stylesheet">',
     ].join('\n');
-    const tracking = clickTracking({ secret: TEST_SECRET, publicBaseUrl: 'https://mailroom.example' });
+    const tracking = createClickTracking({ secret: TEST_SECRET, publicBaseUrl: 'https://mailroom.example' });
     assert.equal(await tracking.trackLinks(html, '0f8fad5b-d9cb-469f-a165-70867728950e'), html);
   });
 
@@ -73,7 +73,7 @@ describe('link rewriter', () => {
 
   it('does not wrap a link that already goes through the click endpoint', async () => {
     const base = 'https://mailroom.example';
-    const tracking = clickTracking({ secret: TEST_SECRET, publicBaseUrl: base });
+    const tracking = createClickTracking({ secret: TEST_SECRET, publicBaseUrl: base });
     const once = await tracking.trackLinks(
       '<a href="https://a.example">a</a>',
       '0f8fad5b-d9cb-469f-a165-70867728950e',

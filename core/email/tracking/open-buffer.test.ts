@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLogger } from '../../logger.ts';
-import { OpenBuffer, type BufferedOpen, type FlushReport } from './open-buffer.ts';
+import { createOpenBuffer, type BufferedOpen, type FlushReport } from './open-buffer.ts';
 
 const logger = createLogger('test', { logLevel: 'silent', logPretty: false });
 
@@ -9,7 +9,7 @@ const logger = createLogger('test', { logLevel: 'silent', logPretty: false });
 function recordingBuffer(options: { maxPending?: number; fail?: boolean } = {}) {
   const batches: BufferedOpen[][] = [];
   const reports: FlushReport[] = [];
-  const buffer = new OpenBuffer({
+  const buffer = createOpenBuffer({
     logger,
     // Long interval: these tests flush explicitly.
     flushIntervalMs: 60_000,
@@ -70,7 +70,7 @@ describe('open buffer', () => {
 
   it('flushes on its own within the interval', async () => {
     const batches: BufferedOpen[][] = [];
-    const buffer = new OpenBuffer({
+    const buffer = createOpenBuffer({
       logger,
       flushIntervalMs: 10,
       write: async (batch) => {

@@ -80,7 +80,14 @@ export const OPEN_FLUSH_INTERVAL_MS = 250;
 /** ~200 bytes per buffered key: 100,000 keys ≈ 20 MB at most. */
 export const OPEN_BUFFER_MAX_PENDING = 100_000;
 
-export class OpenBuffer {
+/** The pixel's open buffer: opens queue here and are written in bulk by `flush`. */
+export type { OpenBuffer };
+
+export function createOpenBuffer(options: OpenBufferOptions): OpenBuffer {
+  return new OpenBuffer(options);
+}
+
+class OpenBuffer {
   private pending = new Map<string, BufferedOpen>();
   private readonly totals = { accepted: 0, dropped: 0, recorded: 0, failed: 0, flushes: 0 };
   private droppedSinceFlush = 0;

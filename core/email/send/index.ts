@@ -1,0 +1,12 @@
+/**
+ * The send part of the email core: the pipeline one message goes through (claim, render with
+ * suppressions, provider call, record), bulk sends, attachments, and the providers behind it.
+ * Code outside this folder imports it from here (npm run layers enforces it).
+ */
+export { createAttachmentFetcher, resolveAttachments } from './attachments.ts';
+export type { AttachmentFetcher } from './attachments.ts';
+export { sendBulk } from './bulk.ts';
+export { defaultSender } from './provider.ts';
+export type { MailProvider } from './provider.ts';
+export { createProviders } from './providers/index.ts';
+export { createSendPipeline } from './send-pipeline.ts';
