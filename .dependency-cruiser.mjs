@@ -43,6 +43,7 @@ export default {
           '^workflows/',
           '^core/identity\\.ts$',
           '^core/workflows/search-attributes\\.ts$',
+          '^core/webhooks/delivery-workflow\\.ts$',
           '^node_modules/@temporalio/(workflow|common)/',
         ],
       },

@@ -36,7 +36,8 @@ export default tseslint.config(
           patterns: [
             {
               // core/identity.ts (the memo key) and core/workflows/search-attributes.ts (the
-              // search attribute keys) are dependency-free data, safe in the sandbox.
+              // search attribute keys) and core/webhooks/delivery-workflow.ts (a delivery's input)
+              // are dependency-free data, safe in the sandbox.
               group: [
                 'node:*',
                 'mongodb',
@@ -48,6 +49,9 @@ export default tseslint.config(
                 '!../core/workflows',
                 '../core/workflows/*',
                 '!../core/workflows/search-attributes.ts',
+                '!../core/webhooks',
+                '../core/webhooks/*',
+                '!../core/webhooks/delivery-workflow.ts',
                 '../activities/*',
               ],
               message: 'Workflows are deterministic: import activity types only (import type).',

@@ -3,11 +3,14 @@ import type { Config } from '../core/config.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import { createEmailActivities } from './email.ts';
 import { createUserActivities } from './users.ts';
+import { createWebhookActivities } from './webhooks.ts';
+import type { Webhooks } from '../core/webhooks/index.ts';
 
 export interface ActivityDeps {
   db: Db;
   email: EmailService;
   config: Config;
+  webhooks: Webhooks;
 }
 
 /**
@@ -18,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createUserActivities(deps),
     ...createEmailActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

@@ -10,6 +10,7 @@ import { emailRoutes } from './routes/email/index.ts';
 import { healthRoutes } from './routes/health/health.ts';
 import { keyRoutes } from './routes/keys/index.ts';
 import { scheduleRoutes } from './routes/schedules/index.ts';
+import { webhookRoutes } from './routes/webhooks/index.ts';
 import { resolveWorkflowName, workflowRoutes } from './routes/workflow/index.ts';
 import type { AppDeps, AppState } from './types.ts';
 
@@ -20,6 +21,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...emailRoutes,
   ...workflowRoutes,
   ...scheduleRoutes,
+  ...webhookRoutes,
   ...keyRoutes,
   ...healthRoutes,
   // GET /openapi.json (generated from these routes) and GET /docs.

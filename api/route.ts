@@ -36,7 +36,7 @@ export interface RouteSpec<
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'email' | 'workflow' | 'keys' | 'health';
+  tag: 'email' | 'workflow' | 'webhooks' | 'keys' | 'health';
   /**
    * Who may call (api/middleware/authenticate.ts): sets `ctx.state.principal`,
    * and `ctx.state.company` when it asks for a company.

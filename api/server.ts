@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../core/logger.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { createKeyStore } from '../core/api-keys/key-store.ts';
+import { createWebhooks } from '../core/webhooks/index.ts';
 import { createApp } from './app.ts';
 import { metricsApp, metricsStartupNotice } from './middleware/metrics.ts';
 
@@ -24,6 +25,7 @@ let metricsServer: Server | undefined;
 let database: Database | undefined;
 let email: EmailService | undefined;
 let connection: Connection | undefined;
+let relay: { stop(): Promise<void> } | undefined;
 
 /** The URI without credentials, for log lines. */
 const redact = (uri: string) => uri.replace(/\/\/[^@/]*@/, '//***@');
@@ -53,11 +55,20 @@ async function main(): Promise<void> {
   connection = Connection.lazy({ address: config.temporal.address });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
 
-  email = createEmailService({ db: database.db, config, logger, warmRenderThreads: true });
+  const webhooks = createWebhooks({ db: database.db, config, logger, temporal: () => temporal });
+  await webhooks.ensureIndexes();
+  relay = webhooks.relay.start();
+  email = createEmailService({
+    db: database.db,
+    config,
+    logger,
+    warmRenderThreads: true,
+    lifecycle: webhooks.relay.sink,
+  });
   await email.ensureIndexes();
 
   const keys = createKeyStore(database.db, logger);
-  const app = createApp({ config, logger, db: database.db, temporal, email, keys });
+  const app = createApp({ config, logger, db: database.db, temporal, email, keys, webhooks });
   server = app.listen(config.port);
   await new Promise<void>((resolve, reject) => {
     server!.once('listening', resolve);
@@ -121,6 +132,8 @@ async function shutdown(signal: string, log: Logger): Promise<void> {
   await email?.close().catch((err: unknown) => log.error({ err }, 'flushing buffered opens failed'));
   const stats = email?.openStats();
   if (stats?.dropped) log.warn({ dropped: stats.dropped }, 'pixel opens dropped while the buffer was full');
+  // Webhook events not handed over yet stay in the outbox; any other process's recovery (or ours at the next start) hands them over.
+  await relay?.stop();
   await Promise.allSettled([database?.close(), connection?.close()]);
   log.info('stopped');
   process.exit(0);

@@ -7,6 +7,7 @@ import type { KeyStore } from '../core/api-keys/key-store.ts';
 import type { Caller, Principal } from '../core/identity.ts';
 import type { Logger } from '../core/logger.ts';
 import type { WorkflowDefinition } from '../core/workflows/definition.ts';
+import type { Webhooks } from '../core/webhooks/index.ts';
 
 /** Everything a route may use. Built once by api/server.ts; tests build their own. */
 export interface AppDeps {
@@ -17,6 +18,8 @@ export interface AppDeps {
   email: EmailService;
   /** API keys (AUTH_MODE=api-key). */
   keys: KeyStore;
+  /** Outbound webhook endpoints and deliveries. */
+  webhooks: Webhooks;
 }
 
 /**

@@ -199,6 +199,7 @@ export async function benchWorkerStart(env: BenchEnv, opts: { rounds: number }):
       db: env.database.db,
       email: undefined as never, // never called: no task reaches these workers
       config: undefined as never,
+      webhooks: undefined as never,
     });
     const startOnce = async (code: 'prebuilt' | 'bundle'): Promise<number> => {
       const t0 = performance.now();

@@ -61,6 +61,12 @@ const EnvSchema = Type.Object({
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', maxLength: 2000 })),
   PROVIDER_BREAKER_COOLDOWN_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
   DEV_INBOX_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  WEBHOOK_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 60, default: 10 }),
+  WEBHOOK_RETRY_INITIAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 5 }),
+  WEBHOOK_RETRY_MAX_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 3600 }),
+  WEBHOOK_GIVE_UP_SECONDS: Type.Integer({ minimum: 1, maximum: 604_800, default: 86_400 }),
+  WEBHOOK_DISABLE_AFTER_FAILED_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100_000, default: 100 }),
+  WEBHOOK_ALLOWED_ADDRESSES: Type.String({ default: '' }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -125,6 +131,20 @@ export interface Config {
    * template gallery (/dev/templates). Unset: those routes do not exist.
    */
   devInboxDir: string | undefined;
+  /** Outbound webhooks (docs/webhooks.md). */
+  webhooks: {
+    /** One delivery attempt's POST, connection to last byte. */
+    timeoutMs: number;
+    /** The first retry's delay; each next one doubles, up to `retryMaxSeconds`. */
+    retryInitialSeconds: number;
+    retryMaxSeconds: number;
+    /** A delivery still failing this long after its first attempt ends `failed`. */
+    giveUpSeconds: number;
+    /** Consecutive failed attempts (no 2xx between) after which an endpoint is disabled. */
+    disableAfterFailedAttempts: number;
+    /** Private addresses (or CIDRs) an endpoint may still reach: an operator's own services. */
+    allowedAddresses: string[];
+  };
 }
 
 export class ConfigError extends Error {
@@ -232,6 +252,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,
     scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
     devInboxDir: e.DEV_INBOX_DIR,
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
+      retryInitialSeconds: e.WEBHOOK_RETRY_INITIAL_SECONDS,
+      retryMaxSeconds: Math.max(e.WEBHOOK_RETRY_MAX_SECONDS, e.WEBHOOK_RETRY_INITIAL_SECONDS),
+      giveUpSeconds: e.WEBHOOK_GIVE_UP_SECONDS,
+      disableAfterFailedAttempts: e.WEBHOOK_DISABLE_AFTER_FAILED_ATTEMPTS,
+      allowedAddresses: list(e.WEBHOOK_ALLOWED_ADDRESSES),
+    },
   };
 }
 

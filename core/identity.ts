@@ -67,6 +67,7 @@ export const SCOPES = [
   'workflows:read',
   'workflows:cancel',
   'workflows:schedule',
+  'webhooks:manage',
   'keys:manage',
 ] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -4,6 +4,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../core/config.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import { createActivities } from '../activities/index.ts';
+import type { Webhooks } from '../core/webhooks/index.ts';
 
 /** The workflow bundle's root; Temporal's bundler compiles the .ts (and its .ts imports) itself. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -14,6 +15,7 @@ export interface CreateWorkerOptions {
   db: Db;
   email: EmailService;
   config: Config;
+  webhooks: Webhooks;
   namespace?: string;
   /** Prebuilt bundle code (tests reuse one bundle for many workers); else config.workflowBundlePath, else WORKFLOWS_PATH. */
   workflowBundleCode?: string;
@@ -40,7 +42,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     namespace: opts.namespace ?? config.temporal.namespace,
     taskQueue: opts.taskQueue,
     ...code,
-    activities: createActivities({ db: opts.db, email: opts.email, config }),
+    activities: createActivities({ db: opts.db, email: opts.email, config, webhooks: opts.webhooks }),
     maxConcurrentWorkflowTaskExecutions: config.workerConcurrency,
     maxConcurrentActivityTaskExecutions: config.workerConcurrency,
     maxConcurrentLocalActivityExecutions: config.workerConcurrency,

@@ -4,7 +4,9 @@
  * in-flight activities get shutdownGraceTime to finish; whatever does not is
  * retried by Temporal on another worker, with the same idempotency keys.
  */
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { createWebhooks } from '../core/webhooks/index.ts';
 import { loadConfigOrExit } from '../core/config.ts';
 import { connectDatabase } from '../core/db.ts';
 import { createLogger } from '../core/logger.ts';
@@ -88,7 +90,12 @@ async function withRetry<T>(what: string, where: string, connect: () => Promise<
 const database = await withRetry('MongoDB', redact(config.mongodbUri), () =>
   connectDatabase(config.mongodbUri),
 );
-const email = createEmailService({ db: database.db, config, logger });
+// The worker's own client: webhook events of its sends and runs are handed to Temporal from here.
+const clientConnection = Connection.lazy({ address: config.temporal.address });
+const temporalClient = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+const webhooks = createWebhooks({ db: database.db, config, logger, temporal: () => temporalClient });
+await webhooks.ensureIndexes();
+const email = createEmailService({ db: database.db, config, logger, lifecycle: webhooks.relay.sink });
 await email.ensureIndexes();
 const connection = await withRetry('Temporal', config.temporal.address, () =>
   NativeConnection.connect({ address: config.temporal.address }),
@@ -99,6 +106,7 @@ const worker = await createWorker({
   db: database.db,
   email,
   config,
+  webhooks,
 });
 logger.info(
   {
@@ -116,10 +124,13 @@ const sweeper = startSweeper({
   logger,
   onSwept: (record) => emailsSwept.inc({ outcome: record.outcome }),
 });
+const relay = webhooks.relay.start();
 try {
   await worker.run();
 } finally {
   await sweeper.stop();
+  await relay.stop();
+  await clientConnection.close();
   await connection.close();
   await email.close();
   await database.close();

@@ -6,3 +6,4 @@
  */
 export { sendWelcomeEmail } from './send-welcome-email.ts';
 export { sendEmailReceivedEin } from './send-email-received-ein.ts';
+export { deliverWebhook } from './deliver-webhook.ts';

@@ -8,6 +8,7 @@ import type {
 import { runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { EMAIL_STEP } from './retry-policy.ts';
+import { reportsOutcome } from './report-outcome.ts';
 
 const { deliverEinEmail } = proxyActivities<Activities>(EMAIL_STEP);
 
@@ -16,7 +17,7 @@ const { deliverEinEmail } = proxyActivities<Activities>(EMAIL_STEP);
  * (core/workflows/ein-actions.ts) sent to `recipients` (cc `ccs`) on behalf of
  * the company, organization and user named in the input.
  */
-export async function sendEmailReceivedEin(
+async function sendEmailReceivedEinRun(
   input: SendEmailReceivedEinInput,
 ): Promise<SendEmailReceivedEinResult> {
   const idempotencyKey = `${workflowInfo().workflowId}:ein-email`;
@@ -40,3 +41,6 @@ export async function sendEmailReceivedEin(
   recordEmailId(sent.emailId);
   return { message: 'ein email sent', emailAction: input.emailAction, emailId: sent.emailId };
 }
+
+/** The workflow as registered: its end is told to the company's webhook endpoints (report-outcome.ts). */
+export const sendEmailReceivedEin = reportsOutcome('send-email-received-ein', sendEmailReceivedEinRun);

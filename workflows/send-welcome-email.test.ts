@@ -39,17 +39,29 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     const caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
     const { value, workflowId } = await runWelcome(stubs, { [CALLER_MEMO_KEY]: caller });
     assert.deepEqual(value, { message: 'welcome email sent', userId: 'u-1', emailId: 'email-1' });
-    assert.deepEqual(stubs.names(), ['claimUserWelcomeEmail', 'deliverWelcomeEmail', 'markWelcomeEmailSent']);
+    assert.deepEqual(stubs.names(), [
+      'claimUserWelcomeEmail',
+      'deliverWelcomeEmail',
+      'markWelcomeEmailSent',
+      'emitWorkflowEvent',
+    ]);
+    // The run's end goes to the company's webhook endpoints (report-outcome.ts).
+    const [type, data] = stubs.argsOf('emitWorkflowEvent') as [string, Record<string, unknown>];
+    assert.equal(type, 'workflow.completed');
+    assert.equal(data['company_id'], caller.companyId);
+    assert.equal(data['workflow_name'], 'send-welcome-email');
+    assert.deepEqual(data['result'], value);
     // The user steps get the caller's company: another company's user is "not found".
     assert.deepEqual(stubs.argsOf('claimUserWelcomeEmail'), ['u-1', workflowId, caller.companyId]);
     assert.deepEqual(stubs.argsOf('markWelcomeEmailSent'), ['u-1', caller.companyId]);
     // Only the send is a task of Temporal's activity queue; the database steps
-    // ran as local activities, recorded as markers (what the Web UI shows).
+    // ran as local activities, recorded as markers (what the Web UI shows):
+    // claim, flag, and the run's end for webhooks.
     const events = (await env.current.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
     assert.deepEqual(scheduled, ['deliverWelcomeEmail']);
     const markers = events.flatMap((e) => e.markerRecordedEventAttributes?.markerName ?? []);
-    assert.deepEqual(markers.filter((m) => m === 'core_local_activity').length, 2);
+    assert.deepEqual(markers.filter((m) => m === 'core_local_activity').length, 3);
     assert.deepEqual(stubs.argsOf('deliverWelcomeEmail'), [
       {
         idempotencyKey: `${workflowId}:welcome-email`,

@@ -8,6 +8,7 @@ import { runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { recordEmailId } from './record-email-id.ts';
 import { DATABASE_LOCAL_STEP, EMAIL_STEP } from './retry-policy.ts';
+import { reportsOutcome } from './report-outcome.ts';
 
 const { claimUserWelcomeEmail, releaseWelcomeEmail, markWelcomeEmailSent } =
   proxyLocalActivities<Activities>(DATABASE_LOCAL_STEP);
@@ -35,7 +36,7 @@ const NOT_CLAIMED = {
  * take long) → set the flag (local activity). A send that fails for good or
  * is cancelled releases the claim (local activity).
  */
-export async function sendWelcomeEmail(input: SendWelcomeEmailInput): Promise<SendWelcomeEmailResult> {
+async function sendWelcomeEmailRun(input: SendWelcomeEmailInput): Promise<SendWelcomeEmailResult> {
   const { workflowId } = workflowInfo();
   const caller = runCaller();
   // The user must be the caller's company's (or name no company): another
@@ -69,3 +70,6 @@ export async function sendWelcomeEmail(input: SendWelcomeEmailInput): Promise<Se
   await markWelcomeEmailSent(input.userId, companyId);
   return { message: 'welcome email sent', userId: input.userId, emailId: sent.emailId };
 }
+
+/** The workflow as registered: its end is told to the company's webhook endpoints (report-outcome.ts). */
+export const sendWelcomeEmail = reportsOutcome('send-welcome-email', sendWelcomeEmailRun);

@@ -4,6 +4,7 @@ import type { RouteSpec } from '../route.ts';
 import { Components, JSON_TYPE, pascalCase, type Json } from './components.ts';
 import { identityParameters, objectParameters } from './parameters.ts';
 import { operationIdFor, responses } from './responses.ts';
+import { outboundWebhooks } from './webhooks.ts';
 
 /**
  * The OpenAPI 3.1 document of the gateway, built from the route declarations
@@ -41,10 +42,12 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], options: Docu
     tags: [
       { name: 'email', description: 'Send email and follow what happened to it.' },
       { name: 'workflow', description: 'Start, follow and cancel workflow runs.' },
+      { name: 'webhooks', description: 'Endpoints that receive signed events, and their deliveries.' },
       { name: 'health', description: 'Probes and this reference.' },
     ],
     security: [{ bearerAuth: [] }],
     paths,
+    webhooks: outboundWebhooks(components),
     components: {
       securitySchemes: {
         bearerAuth: {

@@ -91,10 +91,12 @@ describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
       db: core.database.db,
       email: core.email,
       config: core.config,
+      webhooks: core.webhooks,
       namespace: temporalNamespace(),
       workflowBundleCode: await workflowBundle(),
     });
     worker = { worker: running, running: running.run(), connection: workerConnection };
+    core.useTemporal(temporal);
     server = await serve(createApp({ ...core, db: core.database.db, temporal }));
     reports = await mkdtemp(join(tmpdir(), 'mailroom-schemathesis-'));
   });

@@ -38,6 +38,7 @@ import { createSuppressionsApi } from './suppressions/index.ts';
 import { createRequestIdempotency } from './idempotency/index.ts';
 import { narrowSignupSend, withConfiguredVariables, type SignupPolicy } from './signup/index.ts';
 import { ensureRateLimitIndexes, createSignupLimits } from './signup/index.ts';
+import type { LifecycleSink } from './records/index.ts';
 
 /**
  * The email core, composed: validate → authorise → fetch attachments → the
@@ -65,12 +66,14 @@ export interface EmailServiceDeps {
    * on the first custom send (a thread takes a noticeable fraction of a second to start).
    */
   warmRenderThreads?: boolean;
+  /** Told of every record change before and after it is written: outbound webhooks (core/webhooks/). */
+  lifecycle?: LifecycleSink;
 }
 
 export function createEmailService(deps: EmailServiceDeps): EmailService {
   const { db, config, logger } = deps;
   precompileTemplates();
-  const records = createRecordStore(db);
+  const records = createRecordStore(db, deps.lifecycle);
   const keys = createStepSendKeys(db);
   const suppressions = createSuppressionStore(db);
   const fetcher =

@@ -23,6 +23,7 @@ export type EmailTestApp = EmailCore & HttpClient & { url: string };
 export async function startEmailApp(options: EmailCoreOptions = {}): Promise<EmailTestApp> {
   const core = await startEmailCore(options);
   const temporal = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+  core.useTemporal(temporal);
   const server = await serve(createApp({ ...core, db: core.database.db, temporal }));
   return {
     ...core,

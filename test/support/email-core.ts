@@ -4,6 +4,8 @@ import type { EmailService } from '../../core/email/contract.ts';
 import { createEmailService, type EmailServiceDeps } from '../../core/email/service.ts';
 import { createLogger, type Logger } from '../../core/logger.ts';
 import { createKeyStore, type KeyStore } from '../../core/api-keys/key-store.ts';
+import type { Client } from '@temporalio/client';
+import { createWebhooks, type Webhooks } from '../../core/webhooks/index.ts';
 import { mongoUri, TEST_SECRET, uniqueName } from './env.ts';
 import { FakeSendGrid } from './fake-sendgrid.ts';
 
@@ -19,6 +21,9 @@ export interface EmailCore {
   logger: Logger;
   email: EmailService;
   keys: KeyStore;
+  /** Outbound webhooks, their outbox relayed to the Temporal client given to `useTemporal`. */
+  webhooks: Webhooks;
+  useTemporal(client: Client): void;
   close(): Promise<void>;
 }
 
@@ -54,7 +59,17 @@ export async function startEmailCore(options: EmailCoreOptions = {}): Promise<Em
     ...options.env,
   });
   const logger = createLogger('test', config);
-  const email = createEmailService({ db: database.db, config, logger, ...options.service });
+  let temporal: Client | undefined;
+  const webhooks = createWebhooks({ db: database.db, config, logger, temporal: () => temporal });
+  await webhooks.ensureIndexes();
+  const relay = webhooks.relay.start();
+  const email = createEmailService({
+    db: database.db,
+    config,
+    logger,
+    lifecycle: webhooks.relay.sink,
+    ...options.service,
+  });
   await email.ensureIndexes();
   const keys = createKeyStore(database.db, logger);
   return {
@@ -64,7 +79,12 @@ export async function startEmailCore(options: EmailCoreOptions = {}): Promise<Em
     config,
     logger,
     email,
+    webhooks,
+    useTemporal(client) {
+      temporal = client;
+    },
     async close() {
+      await relay.stop();
       await email.close();
       await fake.stop();
       await database.db.dropDatabase().catch(() => undefined);

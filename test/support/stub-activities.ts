@@ -31,6 +31,9 @@ const DEFAULTS: Activities = {
   deliverWelcomeEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
   deliverEinEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
   markEmailFailed: async () => undefined,
+  attemptWebhookDelivery: async () => undefined,
+  failWebhookDelivery: async () => undefined,
+  emitWorkflowEvent: async () => undefined,
 };
 
 export function stubActivities(overrides: Partial<Activities>): StubbedActivities {

@@ -16,6 +16,7 @@ import type { EmailService, EmailStatus } from '../../core/email/contract.ts';
 import { createApp } from '../../api/app.ts';
 import type { RunResponse } from '../../api/routes/workflow/run-schema.ts';
 import { createWorker } from '../../worker/create-worker.ts';
+import type { Webhooks } from '../../core/webhooks/index.ts';
 import type { FakeSendGrid } from './fake-sendgrid.ts';
 import { startEmailCore, type EmailCore } from './email-core.ts';
 import { mongoUri, temporalAddress, temporalNamespace, TEST_SECRET, uniqueName } from './env.ts';
@@ -35,6 +36,7 @@ export class WorkflowHarness {
   database!: Database;
   email!: EmailService;
   keys!: KeyStore;
+  webhooks!: Webhooks;
   fake!: FakeSendGrid;
   temporal!: Client;
   baseUrl = '';
@@ -70,9 +72,11 @@ export class WorkflowHarness {
       email: this.email,
       fake: this.fake,
       keys: this.keys,
+      webhooks: this.webhooks,
     } = this.core);
     this.connection = await Connection.connect({ address: temporalAddress() });
     this.temporal = new Client({ connection: this.connection, namespace: temporalNamespace() });
+    this.core.useTemporal(this.temporal);
     const app = createApp({ ...this.core, db: this.database.db, temporal: this.temporal });
     this.server = await serve(app);
     this.baseUrl = this.server.url;
@@ -89,6 +93,7 @@ export class WorkflowHarness {
       db: this.database.db,
       email: this.email,
       config: this.config,
+      webhooks: this.core.webhooks,
       namespace: temporalNamespace(),
       workflowBundleCode: await workflowBundle(),
     });
@@ -136,6 +141,11 @@ export class WorkflowHarness {
     const url = new URL(mongoUri());
     url.pathname = `/${this.database.db.databaseName}`;
     return url.toString();
+  }
+
+  /** The Temporal client the webhook outbox hands events to (a dead one: Temporal unreachable). */
+  relayTo(client: Client): void {
+    this.core.useTemporal(client);
   }
 
   async insertUser(user: {

@@ -11,3 +11,5 @@ export type { SweptRecord } from './sweeper.ts';
 export { failedBeforeHandOver, statusOf } from './record.ts';
 export type { EmailRecord, TrackedEvent } from './record.ts';
 export { toStatus } from './status-view.ts';
+export { happenedFilter } from './lifecycle-changes.ts';
+export type { LifecycleKind, LifecycleSink } from './lifecycle.ts';

@@ -9,6 +9,8 @@ import {
 } from './record.ts';
 import { emailIdOfViewKey, viewKeyMatches } from '../tracking/view-key.ts';
 import { HANDED_OVER_FIELDS, eventUpdate, openUpdate, wasGuessedFailed } from './record-events.ts';
+import { announce, NO_LIFECYCLE_SINK, type LifecycleChange, type LifecycleSink } from './lifecycle.ts';
+import { change, eventChanges, suppressedChange } from './lifecycle-changes.ts';
 
 /**
  * The `emails` collection: how email records are written and read.
@@ -33,8 +35,18 @@ import type { RecordStore, RecordUpdate } from './record-store-contract.ts';
  */
 export const OPEN_WRITE_CHUNK = 25;
 
-export function createRecordStore(db: Db): RecordStore {
+/**
+ * `lifecycle`: told of each change before it is written and after
+ * (lifecycle.ts); outbound webhooks listen there.
+ */
+export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCLE_SINK): RecordStore {
   const emails: Collection<EmailRecord> = db.collection<EmailRecord>('emails');
+
+  const announced = <T>(
+    changes: LifecycleChange[],
+    write: () => Promise<T>,
+    written?: (result: T) => boolean,
+  ) => announce(lifecycle, changes, write, written);
   /** Serialises the writes to one email record (see keyed-lock.ts for why). */
   const lock = new KeyedLock();
 
@@ -77,49 +89,55 @@ export function createRecordStore(db: Db): RecordStore {
   }
 
   return {
-    async insert(record) {
-      await emails.insertOne({ ...record });
-    },
+    insert: (record) =>
+      announced(suppressedChange(record._id, record.suppressed, record.created_at), async () => {
+        await emails.insertOne({ ...record });
+      }),
 
     async findById(emailId) {
       return emails.findOne({ _id: emailId });
     },
 
     markAttempt: (emailId, attemptId, at, narrowed) =>
-      lock.run(emailId, async () => {
-        await emails.updateOne(
-          { _id: emailId },
-          { $set: { ...narrowed, attempt_id: attemptId, attempt_started_at: at, updated_at: at } },
-        );
-      }),
+      announced(suppressedChange(emailId, narrowed?.suppressed, at), () =>
+        lock.run(emailId, async () => {
+          await emails.updateOne(
+            { _id: emailId },
+            { $set: { ...narrowed, attempt_id: attemptId, attempt_started_at: at, updated_at: at } },
+          );
+        }),
+      ),
 
     markSent: (emailId, providerId, othersMayHaveFailedIt = true, provider) =>
-      lock.run(emailId, async () => {
-        const now = new Date();
-        // The provider id is kept even if a webhook event already moved the status on.
-        const sent: UpdateFilter<EmailRecord> = {
-          $set: {
-            provider_id: providerId,
-            ...(provider ? { provider } : {}),
-            updated_at: now,
-            error: null,
-            error_kind: null,
-            attempt_id: null,
-            attempt_started_at: null,
-          },
-          $min: { sent_at: now },
-          $max: { status_rank: STATUS_RANK.sent },
-        };
-        if (!othersMayHaveFailedIt) {
-          await emails.updateOne({ _id: emailId }, sent);
-          return;
-        }
-        // The record as it was before this write, in the same round trip: was
-        // it failed as "outcome unknown" meanwhile? The answer proves otherwise.
-        // (No projection: FerretDB does not implement one on findAndModify.)
-        const before = await emails.findOneAndUpdate({ _id: emailId }, sent, { returnDocument: 'before' });
-        if (before && wasGuessedFailed(before)) await setHandedOverRank(emailId, { ...before, ...sent.$set });
-      }),
+      announced([change('sent', emailId, new Date())], () =>
+        lock.run(emailId, async () => {
+          const now = new Date();
+          // The provider id is kept even if a webhook event already moved the status on.
+          const sent: UpdateFilter<EmailRecord> = {
+            $set: {
+              provider_id: providerId,
+              ...(provider ? { provider } : {}),
+              updated_at: now,
+              error: null,
+              error_kind: null,
+              attempt_id: null,
+              attempt_started_at: null,
+            },
+            $min: { sent_at: now },
+            $max: { status_rank: STATUS_RANK.sent },
+          };
+          if (!othersMayHaveFailedIt) {
+            await emails.updateOne({ _id: emailId }, sent);
+            return;
+          }
+          // The record as it was before this write, in the same round trip: was
+          // it failed as "outcome unknown" meanwhile? The answer proves otherwise.
+          // (No projection: FerretDB does not implement one on findAndModify.)
+          const before = await emails.findOneAndUpdate({ _id: emailId }, sent, { returnDocument: 'before' });
+          if (before && wasGuessedFailed(before))
+            await setHandedOverRank(emailId, { ...before, ...sent.$set });
+        }),
+      ),
 
     /*
      * Read, then write: `failed` must not replace a status the provider
@@ -135,12 +153,17 @@ export function createRecordStore(db: Db): RecordStore {
      * wins, which is what the attempt itself believed anyway.
      */
     markFailed: (emailId, reason, kind) =>
-      lock.run(emailId, () =>
-        updateIfPending(
-          emailId,
-          { error: reason, error_kind: kind, updated_at: new Date() },
-          STATUS_RANK.failed,
-        ),
+      announced(
+        [change('failed', emailId, new Date())],
+        () =>
+          lock.run(emailId, () =>
+            updateIfPending(
+              emailId,
+              { error: reason, error_kind: kind, updated_at: new Date() },
+              STATUS_RANK.failed,
+            ),
+          ),
+        (failed) => failed,
       ),
 
     reopenFailed: (emailId) =>
@@ -189,35 +212,57 @@ export function createRecordStore(db: Db): RecordStore {
     async applyEvent(by, event, at = new Date()) {
       const emailId = await resolveId(by);
       if (emailId === undefined) return false;
-      return lock.run(emailId, () => applyEventLocked(emailId, event, at));
+      return announced(
+        eventChanges([{ emailId, event, at }]),
+        () => lock.run(emailId, () => applyEventLocked(emailId, event, at)),
+        (found) => found,
+      );
     },
 
-    async applyEvents(events) {
-      // In arrival order (`time` is the latest open); an unknown id matches nothing.
-      await updateEach(
-        events.map((e) => ({ emailId: e.emailId, update: eventUpdate(e.event, e.at) })),
-        true,
-      );
-      // One read per record afterwards says both whether it exists and whether
-      // a guessed failure must be undone.
-      const ids = [...new Set(events.map((e) => e.emailId))];
-      const found = await Promise.all(ids.map((id) => lock.run(id, () => undoUnknownOutcome(id))));
-      return new Set(ids.filter((_, i) => found[i]));
-    },
+    applyEvents: (events) => announced(eventChanges(events), () => applyEventsNow(events)),
 
     updateEach: (updates) => updateEach(updates, false),
 
     async applyOpens(opens) {
-      const updates = opens.flatMap((open): RecordUpdate[] => {
+      const updates: RecordUpdate[] = [];
+      const changes: LifecycleChange[] = [];
+      for (const open of opens) {
         const update = openUpdate(open.first, open.last, open.clicked);
         // A click's email id comes from a signed token: no key to check.
-        if (open.emailId !== undefined) return [{ emailId: open.emailId, update }];
+        if (open.emailId !== undefined) {
+          updates.push({ emailId: open.emailId, update });
+          changes.push(change(open.clicked ? 'clicked' : 'opened', open.emailId, open.last));
+          continue;
+        }
         const emailId = open.viewKey === undefined ? undefined : emailIdOfViewKey(open.viewKey);
-        return emailId === undefined ? [] : [{ emailId, where: { view_key: open.viewKey }, update }];
-      });
-      return updates.length === 0 ? 0 : updateEach(updates, false);
+        if (emailId === undefined) continue;
+        updates.push({ emailId, where: { view_key: open.viewKey }, update });
+        changes.push(change('opened', emailId, open.last, open.viewKey));
+      }
+      return updates.length === 0
+        ? 0
+        : announced(
+            changes,
+            () => updateEach(updates, false),
+            (matched) => matched > 0,
+          );
     },
   };
+
+  async function applyEventsNow(
+    events: ReadonlyArray<{ emailId: string; event: TrackedEvent; at: Date }>,
+  ): Promise<Set<string>> {
+    // In arrival order (`time` is the latest open); an unknown id matches nothing.
+    await updateEach(
+      events.map((e) => ({ emailId: e.emailId, update: eventUpdate(e.event, e.at) })),
+      true,
+    );
+    // One read per record afterwards says both whether it exists and whether
+    // a guessed failure must be undone.
+    const ids = [...new Set(events.map((e) => e.emailId))];
+    const found = await Promise.all(ids.map((id) => lock.run(id, () => undoUnknownOutcome(id))));
+    return new Set(ids.filter((_, i) => found[i]));
+  }
 
   /**
    * The provider proved it had the message (it answered, or sent an event)

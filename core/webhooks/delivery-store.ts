@@ -1,0 +1,109 @@
+import type { Collection, Db } from 'mongodb';
+import type { EventType } from './webhook-events.ts';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** One document of `webhook_deliveries`: one event to one endpoint. `_id`: `<endpoint _id>/<event id>`. */
+export interface DeliveryDoc {
+  _id: string;
+  endpoint_key: string;
+  event_id: string;
+  type: EventType;
+  /** The exact body every attempt POSTs and signs. */
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_response_code: number | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+export interface AttemptOutcome {
+  ok: boolean;
+  responseCode: number | null;
+  error: string | null;
+  nextAttemptAt: Date | null;
+}
+
+export interface DeliveryStore {
+  /** Creates it; false when it exists already (the event was handed over before). */
+  create(doc: DeliveryDoc): Promise<boolean>;
+  get(key: string): Promise<DeliveryDoc | null>;
+  /** An endpoint's deliveries, newest first, `before` a delivery's creation time and id (the cursor). */
+  list(endpointKey: string, limit: number, before?: { at: Date; id: string }): Promise<DeliveryDoc[]>;
+  noteAttempt(key: string, outcome: AttemptOutcome): Promise<void>;
+  fail(key: string, why: string): Promise<void>;
+  /** A replay: pending again, attempts kept (they are history). */
+  reopen(key: string): Promise<void>;
+}
+
+export const deliveryKeyOf = (endpointKey: string, eventId: string) => `${endpointKey}/${eventId}`;
+
+export async function ensureDeliveryIndexes(db: Db): Promise<void> {
+  await db.collection('webhook_deliveries').createIndex({ endpoint_key: 1, created_at: -1, event_id: -1 });
+}
+
+export function createDeliveryStore(db: Db): DeliveryStore {
+  const deliveries: Collection<DeliveryDoc> = db.collection<DeliveryDoc>('webhook_deliveries');
+  return {
+    async create(doc) {
+      try {
+        await deliveries.insertOne(doc);
+        return true;
+      } catch (err) {
+        if ((err as { code?: number }).code === 11000) return false;
+        throw err;
+      }
+    },
+    get: (key) => deliveries.findOne({ _id: key }),
+    list: (endpointKey, limit, before) =>
+      // By the `{ endpoint_key, created_at }` index on MongoDB; FerretDB scans
+      // (an operator's listing, never a hot path).
+      deliveries
+        .find({
+          endpoint_key: endpointKey,
+          ...(before
+            ? {
+                $or: [
+                  { created_at: { $lt: before.at } },
+                  { created_at: before.at, event_id: { $lt: before.id } },
+                ],
+              }
+            : {}),
+        })
+        .sort({ created_at: -1, event_id: -1 })
+        .limit(limit)
+        .toArray(),
+    async noteAttempt(key, outcome) {
+      const now = new Date();
+      await deliveries.updateOne(
+        { _id: key },
+        {
+          $inc: { attempts: 1 },
+          $set: {
+            last_response_code: outcome.responseCode,
+            last_error: outcome.error,
+            last_attempt_at: now,
+            next_attempt_at: outcome.nextAttemptAt,
+            ...(outcome.ok ? { status: 'delivered' as const, finished_at: now } : {}),
+          },
+        },
+      );
+    },
+    async fail(key, why) {
+      await deliveries.updateOne(
+        { _id: key, status: 'pending' },
+        { $set: { status: 'failed', last_error: why, next_attempt_at: null, finished_at: new Date() } },
+      );
+    },
+    async reopen(key) {
+      await deliveries.updateOne(
+        { _id: key },
+        { $set: { status: 'pending', finished_at: null, next_attempt_at: new Date() } },
+      );
+    },
+  };
+}
