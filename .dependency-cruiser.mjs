@@ -43,6 +43,7 @@ export default {
           '^workflows/',
           '^core/identity\\.ts$',
           '^core/workflows/search-attributes\\.ts$',
+          '^core/workflows/scheduled-send\\.ts$',
           '^node_modules/@temporalio/(workflow|common)/',
         ],
       },

@@ -35,8 +35,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              // core/identity.ts (the memo key) and core/workflows/search-attributes.ts (the
-              // search attribute keys) are dependency-free data, safe in the sandbox.
+              // core/identity.ts (the memo key), core/workflows/search-attributes.ts (the
+              // search attribute keys) and core/workflows/scheduled-send.ts (a scheduled
+              // email's send key) are dependency-free data, safe in the sandbox.
               group: [
                 'node:*',
                 'mongodb',
@@ -48,6 +49,7 @@ export default tseslint.config(
                 '!../core/workflows',
                 '../core/workflows/*',
                 '!../core/workflows/search-attributes.ts',
+                '!../core/workflows/scheduled-send.ts',
                 '../activities/*',
               ],
               message: 'Workflows are deterministic: import activity types only (import type).',

@@ -8,6 +8,7 @@ import { createEmailService } from '../core/email/service.ts';
 import { keyStore } from '../core/api-keys/key-store.ts';
 import { createApp } from './app.ts';
 import { metricsApp, metricsStartupNotice } from './middleware/metrics.ts';
+import { startScheduledOutbox, type OutboxHandle } from './routes/email/scheduled-runs.ts';
 
 /**
  * The gateway process: configuration, MongoDB, a Temporal client, the email
@@ -24,6 +25,7 @@ let metricsServer: Server | undefined;
 let database: Database | undefined;
 let email: EmailService | undefined;
 let connection: Connection | undefined;
+let outbox: OutboxHandle | undefined;
 
 /** The URI without credentials, for log lines. */
 const redact = (uri: string) => uri.replace(/\/\/[^@/]*@/, '//***@');
@@ -58,6 +60,8 @@ async function main(): Promise<void> {
 
   const keys = keyStore(database.db, logger);
   const app = createApp({ config, logger, db: database.db, temporal, email, keys });
+  // Scheduled emails whose run could not be started (Temporal was down) get it here.
+  outbox = startScheduledOutbox({ temporal, config, email, logger });
   server = app.listen(config.port);
   await new Promise<void>((resolve, reject) => {
     server!.once('listening', resolve);
@@ -117,6 +121,7 @@ async function shutdown(signal: string, log: Logger): Promise<void> {
   clearTimeout(force);
   metricsServer?.closeAllConnections();
   if (metricsServer?.listening) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
+  await outbox?.stop();
   // The pixel's buffered opens go to the database before it closes (only a crash loses them).
   await email?.close().catch((err: unknown) => log.error({ err }, 'flushing buffered opens failed'));
   const stats = email?.openStats();

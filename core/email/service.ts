@@ -3,7 +3,7 @@ import { getTemplate } from '../../templates/index.ts';
 import { precompileTemplates } from '../../templates/engine.ts';
 import type { Config } from '../config.ts';
 import { MailroomError } from '../errors.ts';
-import { checkIdentity, isUuid } from '../identity.ts';
+import { checkIdentity, isUuid, type Principal } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import { clicksFollowed, opensDropped, opensRecorded } from '../metrics.ts';
 import { isPlainObject } from '../validation.ts';
@@ -25,6 +25,8 @@ import { defaultSender, type MailProvider } from './send/provider.ts';
 import { createProviders } from './send/providers/index.ts';
 import { recordStore } from './records/record-store.ts';
 import { createSendPipeline } from './send/send-pipeline.ts';
+import { asksToSchedule } from './send/send-at.ts';
+import { scheduledSends } from './send/scheduled-sends.ts';
 import { sweepStuckPending } from './records/sweeper.ts';
 import { failedBeforeHandOver, statusOf } from './records/record.ts';
 import { toStatus } from './records/status-view.ts';
@@ -141,6 +143,16 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     return deliver(input, attachments, identity, options.idempotencyKey, principal.test === true);
   };
 
+  const scheduled = scheduledSends({
+    db,
+    records,
+    keys,
+    customHtml,
+    blockedDomains: config.blockedEmailDomains,
+    send: (body, principal, options) => send(body, principal, options),
+    logger,
+  });
+
   return {
     async ensureIndexes() {
       await ensureEmailIndexes(db);
@@ -160,7 +172,10 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     sendBulk(body, principal) {
-      return sendBulk({ send: (item, p) => send(item, p), logger }, body, principal);
+      // An item with `send_at` is scheduled (send/scheduled-sends.ts), the others sent now.
+      const one = (item: unknown, p: Principal) =>
+        asksToSchedule(item) ? scheduled.schedule(item, p) : send(item, p);
+      return sendBulk({ send: one, logger }, body, principal);
     },
 
     async getStatus(emailId, principal) {
@@ -237,6 +252,8 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     suppressions: suppressionsApi(suppressions),
+
+    scheduled,
 
     sweepStuckPending(boundMs) {
       return sweepStuckPending(records, logger, boundMs);

@@ -31,6 +31,9 @@ const DEFAULTS: Activities = {
   deliverWelcomeEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
   deliverEinEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
   markEmailFailed: async () => undefined,
+  deliverScheduledEmail: async (emailId) => ({ emailId, status: 'sent', providerId: 'provider-1' }),
+  cancelScheduledEmail: async () => 'cancelled',
+  forgetScheduledEmail: async () => undefined,
 };
 
 export function stubActivities(overrides: Partial<Activities>): StubbedActivities {
