@@ -92,13 +92,10 @@ const sendFields = {
   track_opens: Type.Optional(
     Type.Boolean({ default: true, description: 'Put the open-tracking pixel in the HTML part.' }),
   ),
-  /** Schedule the send (core/email/send/scheduled-sends.ts): validated and recorded now, sent then. */
   send_at: Type.Optional(
     Type.String({
       format: 'date-time',
-      description:
-        'Send at this time instead of now: RFC 3339 with a time zone offset, in the future, at most 30 days ahead. ' +
-        'Answered at once with `scheduled: true` and no `provider_id`; the record stays `pending` until then.',
+      description: 'Send then (RFC 3339 with offset, future, ≤ 30 days ahead); answered `scheduled: true`.',
     }),
   ),
 };
@@ -235,15 +232,14 @@ const sendResultFields = {
 export const SendResultSchema = Type.Object(sendResultFields);
 export type SendResult = Static<typeof SendResultSchema>;
 
+/** A scheduled send's answer (send_at in UTC): the record exists (`pending`); no provider has it yet. */
 const scheduledResultFields = {
   email_id: Type.String({ format: 'uuid' }),
   scheduled: Type.Literal(true),
-  /** When it will be sent, in UTC. */
   send_at: Type.String({ format: 'date-time' }),
   message: Type.String(),
 };
 
-/** What scheduling a send returns: the record exists (`pending`); no provider has it yet. */
 export const ScheduledResultSchema = Type.Object(scheduledResultFields);
 export type ScheduledResult = Static<typeof ScheduledResultSchema>;
 
@@ -260,7 +256,7 @@ export const BulkItemResultSchema = Type.Object({
   error: Type.Optional(Type.String()),
   /** Recipients of this item left out because they are suppressed (absent when none). */
   suppressed: Type.Optional(Type.Array(SkippedRecipientSchema)),
-  /** The item had `send_at`: recorded and scheduled, not sent yet (it counts in `sent`). */
+  /** The item had `send_at`: scheduled, not sent yet (counted in `sent`). */
   scheduled: Type.Optional(Type.Literal(true)),
   send_at: Type.Optional(Type.String({ format: 'date-time' })),
 });
@@ -294,9 +290,8 @@ export const EmailStatusSchema = Type.Object({
   resource_id_ref: Type.Union([Type.String(), Type.Null()]),
   /** The provider that took the message (`sendgrid`, `smtp`); null until one did. */
   provider: Type.Union([Type.String(), Type.Null()]),
-  /** A scheduled email's time (UTC); absent for emails sent at once. */
+  /** A scheduled email's time (UTC), and `error: cancelled` once cancelled (then `failed`). */
   send_at: Type.Optional(Type.String({ format: 'date-time' })),
-  /** `cancelled` for a scheduled email cancelled before it was sent (its status is then `failed`). */
   error: Type.Optional(Type.Literal('cancelled')),
 });
 export type EmailStatus = Static<typeof EmailStatusSchema>;
