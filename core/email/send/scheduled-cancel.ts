@@ -90,7 +90,7 @@ export async function cancelScheduled(
     case 'failed':
       throw new MailroomError(
         'conflict',
-        alreadyFailed((await deps.records.findById(emailId))?.error ?? null),
+        alreadyFailed((await deps.records.findById(found!.email_id))?.error ?? null),
       );
     default:
       return outcome;

@@ -101,6 +101,11 @@ describe('scheduled sends: what is decided at send time', () => {
     assert.equal(core.fake.received.length, 0);
     const record = await emails().findOne({ _id: scheduled.email_id });
     assert.equal(statusOf(record!), 'failed');
+    // Nothing left to cancel: 409 naming why it failed.
+    await assert.rejects(core.email.scheduled.cancel(scheduled.email_id.toUpperCase(), principal), {
+      kind: 'conflict',
+      message: /^email already failed \(all recipients are suppressed: .*\); there is nothing to cancel\.$/,
+    });
   });
 
   it('the sweeper leaves a scheduled email pending until 15 minutes after its send_at', async () => {
