@@ -44,6 +44,7 @@ export default {
           '^core/identity\\.ts$',
           '^core/workflows/search-attributes\\.ts$',
           '^core/webhooks/delivery-workflow\\.ts$',
+          '^core/workflows/scheduled-send\\.ts$',
           '^node_modules/@temporalio/(workflow|common)/',
         ],
       },

@@ -35,9 +35,10 @@ export default tseslint.config(
         {
           patterns: [
             {
-              // core/identity.ts (the memo key) and core/workflows/search-attributes.ts (the
-              // search attribute keys) and core/webhooks/delivery-workflow.ts (a delivery's input)
-              // are dependency-free data, safe in the sandbox.
+              // core/identity.ts (the memo key), core/workflows/search-attributes.ts (the
+              // search attribute keys), core/workflows/scheduled-send.ts (a scheduled email's
+              // send key) and core/webhooks/delivery-workflow.ts (a delivery's input) are
+              // dependency-free data, safe in the sandbox.
               group: [
                 'node:*',
                 'mongodb',
@@ -52,6 +53,7 @@ export default tseslint.config(
                 '!../core/webhooks',
                 '../core/webhooks/*',
                 '!../core/webhooks/delivery-workflow.ts',
+                '!../core/workflows/scheduled-send.ts',
                 '../activities/*',
               ],
               message: 'Workflows are deterministic: import activity types only (import type).',

@@ -3,6 +3,7 @@ import type { Config } from '../core/config.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import { authenticatedAs, type Caller } from '../core/identity.ts';
 import { einActionTemplate, type EinAction } from '../core/workflows/ein-actions.ts';
+import type { ScheduledSendResult } from '../core/workflows/scheduled-send.ts';
 import { subjectOf } from '../templates/engine.ts';
 import { templates, type TemplateData, type TemplateDefinition } from '../templates/index.ts';
 import { withFailureMapping } from './failures.ts';
@@ -125,6 +126,30 @@ export function createEmailActivities({ email, config }: { email: EmailService; 
         ...(req.resourceIdRef ? { resource_id_ref: req.resourceIdRef } : {}),
       });
       return send(body, req.caller, req.idempotencyKey);
+    },
+
+    /**
+     * A scheduled email's time has come (workflows/scheduled-send.ts): its
+     * stored request sent once through the core, or what became of it.
+     */
+    async deliverScheduledEmail(emailId: string): Promise<ScheduledSendResult> {
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
+      try {
+        return await withFailureMapping(() => email.scheduled.sendDue(emailId));
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    /** Its run was cancelled: the email too, unless it is already sent or being sent. */
+    async cancelScheduledEmail(emailId: string): Promise<string> {
+      return withFailureMapping(() => email.scheduled.cancelDue(emailId));
+    },
+
+    /** Its run is over: the stored request is dropped. */
+    async forgetScheduledEmail(emailId: string): Promise<void> {
+      return withFailureMapping(() => email.scheduled.forget(emailId));
     },
 
     /** The workflow gave up on a send: its record must not stay `pending` forever. */

@@ -9,6 +9,7 @@ import { createKeyStore } from '../core/api-keys/key-store.ts';
 import { createWebhooks } from '../core/webhooks/index.ts';
 import { createApp } from './app.ts';
 import { metricsApp, metricsStartupNotice } from './middleware/metrics.ts';
+import { startScheduledOutbox, type OutboxHandle } from './routes/email/scheduled-runs.ts';
 
 /**
  * The gateway process: configuration, MongoDB, a Temporal client, the email
@@ -26,6 +27,7 @@ let database: Database | undefined;
 let email: EmailService | undefined;
 let connection: Connection | undefined;
 let relay: { stop(): Promise<void> } | undefined;
+let outbox: OutboxHandle | undefined;
 
 /** The URI without credentials, for log lines. */
 const redact = (uri: string) => uri.replace(/\/\/[^@/]*@/, '//***@');
@@ -69,6 +71,8 @@ async function main(): Promise<void> {
 
   const keys = createKeyStore(database.db, logger);
   const app = createApp({ config, logger, db: database.db, temporal, email, keys, webhooks });
+  // Scheduled emails whose run could not be started (Temporal was down) get it here.
+  outbox = startScheduledOutbox({ temporal, config, email, logger });
   server = app.listen(config.port);
   await new Promise<void>((resolve, reject) => {
     server!.once('listening', resolve);
@@ -128,6 +132,7 @@ async function shutdown(signal: string, log: Logger): Promise<void> {
   clearTimeout(force);
   metricsServer?.closeAllConnections();
   if (metricsServer?.listening) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
+  await outbox?.stop();
   // The pixel's buffered opens go to the database before it closes (only a crash loses them).
   await email?.close().catch((err: unknown) => log.error({ err }, 'flushing buffered opens failed'));
   const stats = email?.openStats();

@@ -32,7 +32,9 @@ export type ErrorKind =
    * connection reset after the request was written) and nothing since has
    * told which: resending could deliver it twice. HTTP 500, not retryable.
    */
-  | 'outcome_unknown';
+  | 'outcome_unknown'
+  /** A scheduled email was cancelled before it was sent: it is never sent. HTTP 409, not retryable. */
+  | 'cancelled';
 
 export class MailroomError extends Error {
   readonly kind: ErrorKind;

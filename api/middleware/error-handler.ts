@@ -17,6 +17,7 @@ const STATUS_BY_KIND: Record<ErrorKind, number> = {
   provider_rejected: 500,
   transient: 500,
   outcome_unknown: 500,
+  cancelled: 409,
 };
 
 export const MALFORMED_JSON = 'malformed JSON body.';

@@ -11,6 +11,7 @@ import type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
 import type { SweptRecord } from './records/index.ts';
 import type { SuppressionsApi } from './suppressions/index.ts';
 import type { RequestKind } from './idempotency/index.ts';
+import type { ScheduledSendsApi } from './send/index.ts';
 
 export type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
 
@@ -91,6 +92,8 @@ export interface EmailService {
   outcomeOf(emailId: string): Promise<RecordOutcome | null>;
   /** A company's suppression list (the caller's company, established by the gateway). */
   suppressions: SuppressionsApi;
+  /** Sends with `send_at`: scheduled, sent by a workflow run, cancellable (send/scheduled-sends.ts). */
+  scheduled: ScheduledSendsApi;
   /** Fails the records pending for longer than `boundMs` (core/email/sweeper.ts). */
   sweepStuckPending(boundMs?: number): Promise<SweptRecord[]>;
 }

@@ -117,3 +117,21 @@ export function describeBodyProblem(problem: Problem): string {
       return invalidField(problem.field || 'body', problem.problem);
   }
 }
+
+// Scheduled sends: `send_at` on send and bulk (core/email/send/scheduled-sends.ts).
+export const SEND_AT_MALFORMED =
+  'send_at must be an RFC 3339 timestamp with a time zone offset, e.g. 2030-01-31T09:00:00+01:00 or 2030-01-31T08:00:00Z.';
+export const SEND_AT_IN_PAST = 'send_at must be in the future.';
+export const SEND_AT_TOO_FAR = 'send_at must be at most 30 days ahead.';
+export const SCHEDULED_MESSAGE = 'email scheduled.';
+export const SCHEDULED_TOO_LARGE =
+  'a scheduled email carries at most 12 MB of request body; give large attachments by URL (path), fetched at send time.';
+export const SCHEDULED_EMAIL_NOT_FOUND = 'scheduled email not found.';
+/** A cancelled scheduled email's record: `failed` with this error. */
+export const CANCELLED = 'cancelled';
+export const ALREADY_SENT = 'email already sent; it can no longer be cancelled.';
+export const BEING_SENT = 'email is being sent; it can no longer be cancelled.';
+export const alreadyFailed = (error: string | null) =>
+  `email already failed (${error ?? 'unknown error'}); there is nothing to cancel.`;
+/** A scheduled record whose stored request is gone (it was lost before its time came). */
+export const SCHEDULED_REQUEST_LOST = 'scheduled email lost: its stored request is missing; not sent.';

@@ -92,6 +92,12 @@ const sendFields = {
   track_opens: Type.Optional(
     Type.Boolean({ default: true, description: 'Put the open-tracking pixel in the HTML part.' }),
   ),
+  send_at: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'Send then (RFC 3339 with offset, future, ≤ 30 days ahead); answered `scheduled: true`.',
+    }),
+  ),
 };
 
 /** Body of POST /api/email/send. The example is shown in the API reference and sent by its fuzz test. */
@@ -226,8 +232,22 @@ const sendResultFields = {
 export const SendResultSchema = Type.Object(sendResultFields);
 export type SendResult = Static<typeof SendResultSchema>;
 
-/** 200 of POST /api/email/send. */
-export const SendResponseSchema = Type.Object({ success: Type.Literal(true), ...sendResultFields });
+/** A scheduled send's answer (send_at in UTC): the record exists (`pending`); no provider has it yet. */
+const scheduledResultFields = {
+  email_id: Type.String({ format: 'uuid' }),
+  scheduled: Type.Literal(true),
+  send_at: Type.String({ format: 'date-time' }),
+  message: Type.String(),
+};
+
+export const ScheduledResultSchema = Type.Object(scheduledResultFields);
+export type ScheduledResult = Static<typeof ScheduledResultSchema>;
+
+/** 200 of POST /api/email/send: sent now, or (with `send_at`) scheduled. */
+export const SendResponseSchema = Type.Union([
+  Type.Object({ success: Type.Literal(true), ...sendResultFields }),
+  Type.Object({ success: Type.Literal(true), ...scheduledResultFields }),
+]);
 
 export const BulkItemResultSchema = Type.Object({
   id: Type.Optional(Type.String()),
@@ -236,6 +256,9 @@ export const BulkItemResultSchema = Type.Object({
   error: Type.Optional(Type.String()),
   /** Recipients of this item left out because they are suppressed (absent when none). */
   suppressed: Type.Optional(Type.Array(SkippedRecipientSchema)),
+  /** The item had `send_at`: scheduled, not sent yet (counted in `sent`). */
+  scheduled: Type.Optional(Type.Literal(true)),
+  send_at: Type.Optional(Type.String({ format: 'date-time' })),
 });
 export type BulkItemResult = Static<typeof BulkItemResultSchema>;
 
@@ -267,6 +290,9 @@ export const EmailStatusSchema = Type.Object({
   resource_id_ref: Type.Union([Type.String(), Type.Null()]),
   /** The provider that took the message (`sendgrid`, `smtp`); null until one did. */
   provider: Type.Union([Type.String(), Type.Null()]),
+  /** A scheduled email's time (UTC), and `error: cancelled` once cancelled (then `failed`). */
+  send_at: Type.Optional(Type.String({ format: 'date-time' })),
+  error: Type.Optional(Type.Literal('cancelled')),
 });
 export type EmailStatus = Static<typeof EmailStatusSchema>;
 

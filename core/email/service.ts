@@ -3,7 +3,7 @@ import { getTemplate } from '../../templates/index.ts';
 import { precompileTemplates } from '../../templates/engine.ts';
 import type { Config } from '../config.ts';
 import { MailroomError } from '../errors.ts';
-import { checkIdentity, isUuid } from '../identity.ts';
+import { checkIdentity, isUuid, type Principal } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import { clicksFollowed, opensDropped, opensRecorded } from '../metrics.ts';
 import { isPlainObject } from '../validation.ts';
@@ -31,6 +31,7 @@ import { toStatus } from './records/index.ts';
 import { createOpenBuffer, type FlushReport } from './tracking/index.ts';
 import { recordEvent } from './tracking/index.ts';
 import { looksLikeViewKey } from './tracking/index.ts';
+import { asksToSchedule, createScheduledSends } from './send/index.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
 import { createSuppressionStore } from './suppressions/index.ts';
@@ -144,6 +145,16 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     return deliver(input, attachments, identity, options.idempotencyKey, principal.test === true);
   };
 
+  const scheduled = createScheduledSends({
+    db,
+    records,
+    keys,
+    customHtml,
+    blockedDomains: config.blockedEmailDomains,
+    send: (body, principal, options) => send(body, principal, options),
+    logger,
+  });
+
   return {
     async ensureIndexes() {
       await ensureEmailIndexes(db);
@@ -163,7 +174,10 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     sendBulk(body, principal) {
-      return sendBulk({ send: (item, p) => send(item, p), logger }, body, principal);
+      // An item with `send_at` is scheduled (send/scheduled-sends.ts), the others sent now.
+      const one = (item: unknown, p: Principal) =>
+        asksToSchedule(item) ? scheduled.schedule(item, p) : send(item, p);
+      return sendBulk({ send: one, logger }, body, principal);
     },
 
     async getStatus(emailId, principal) {
@@ -240,6 +254,8 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     suppressions: createSuppressionsApi(suppressions),
+
+    scheduled,
 
     sweepStuckPending(boundMs) {
       return sweepStuckPending(records, logger, boundMs);

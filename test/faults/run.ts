@@ -13,6 +13,7 @@ import { acceptedThenDropped } from './accepted-then-dropped.ts';
 import { databaseDown } from './database-down.ts';
 import { gatewayDrain } from './gateway-drain.ts';
 import { temporalRestart } from './temporal-restart.ts';
+import { scheduledRestart } from './scheduled-restart.ts';
 
 /**
  * `npm run test:faults [case numbers…]`: what the platform survives, each
@@ -30,6 +31,7 @@ const CASES: FaultCase[] = [
   databaseDown,
   gatewayDrain,
   acceptedThenDropped,
+  scheduledRestart,
 ].sort((a, b) => a.id - b.id);
 
 const log = (line: string) => console.log(`[faults] ${line}`);

@@ -34,6 +34,9 @@ const DEFAULTS: Activities = {
   attemptWebhookDelivery: async () => undefined,
   failWebhookDelivery: async () => undefined,
   emitWorkflowEvent: async () => undefined,
+  deliverScheduledEmail: async (emailId) => ({ emailId, status: 'sent', providerId: 'provider-1' }),
+  cancelScheduledEmail: async () => 'cancelled',
+  forgetScheduledEmail: async () => undefined,
 };
 
 export function stubActivities(overrides: Partial<Activities>): StubbedActivities {

@@ -1,5 +1,6 @@
 import { BulkBodySchema, BulkResponseSchema } from '../../../core/email/email-schema.ts';
 import { defineRoute, failure } from '../../route.ts';
+import { startRunsFor } from './scheduled-runs.ts';
 import { IDEMPOTENCY_FAILURES, answerOnce, sendRequest } from './send-request.ts';
 
 /**
@@ -23,8 +24,15 @@ export const bulkRoute = defineRoute({
     ...IDEMPOTENCY_FAILURES,
   },
   async handler(ctx, deps) {
-    ctx.body = await answerOnce(ctx, deps, 'bulk', () =>
-      deps.email.sendBulk(ctx.request.body, ctx.state.principal),
-    );
+    const { principal } = ctx.state;
+    ctx.body = await answerOnce(ctx, deps, 'bulk', async () => {
+      const result = await deps.email.sendBulk(ctx.request.body, principal);
+      // Items with `send_at` were scheduled: their runs (scheduled-runs.ts).
+      const scheduled = result.results.flatMap((r) =>
+        r.scheduled && r.email_id && r.send_at ? [{ email_id: r.email_id, send_at: r.send_at }] : [],
+      );
+      if (scheduled.length) await startRunsFor(deps, principal, scheduled);
+      return result;
+    });
   },
 });

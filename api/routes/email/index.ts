@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../../route.ts';
 import { bulkRoute } from './bulk.ts';
 import { clickRoute } from './click.ts';
+import { scheduledRoutes } from './scheduled.ts';
 import { sendRoute } from './send.ts';
 import { statusRoute } from './status.ts';
 import { suppressionRoutes } from './suppressions.ts';
@@ -17,4 +18,5 @@ export const emailRoutes: readonly RouteSpec[] = [
   clickRoute,
   webhookRoute,
   ...suppressionRoutes,
+  ...scheduledRoutes,
 ];

@@ -1,4 +1,6 @@
 import { SendBodySchema, SendResponseSchema } from '../../../core/email/email-schema.ts';
+import { asksToSchedule } from '../../../core/email/send/index.ts';
+import { startRunsFor } from './scheduled-runs.ts';
 import { defineRoute, failure } from '../../route.ts';
 import {
   IDEMPOTENCY_FAILURES,
@@ -8,7 +10,11 @@ import {
   sendRequest,
 } from './send-request.ts';
 
-/** POST /api/email/send → 200 `{ success, email_id, provider_id, message }`. */
+/**
+ * POST /api/email/send → 200 `{ success, email_id, provider_id, message }`;
+ * with `send_at`, 200 `{ success, email_id, scheduled: true, send_at, message }`
+ * once the record is written (and its run started, or left to the outbox).
+ */
 export const sendRoute = defineRoute({
   method: 'post',
   path: '/api/email/send',
@@ -16,16 +22,23 @@ export const sendRoute = defineRoute({
   summary: 'Send one email',
   ...sendRequest(SendBodySchema),
   responses: {
-    200: { description: 'Sent: the record is `sent`.', schema: SendResponseSchema },
+    200: {
+      description: 'Sent: the record is `sent`. With `send_at`: scheduled, the record `pending` until then.',
+      schema: SendResponseSchema,
+    },
     400: INVALID_PAYLOAD,
     ...SEND_AUTH_FAILURES,
     ...IDEMPOTENCY_FAILURES,
     500: failure('Not configured, or the provider failed.'),
   },
   async handler(ctx, deps) {
-    const result = await answerOnce(ctx, deps, 'send', () =>
-      deps.email.send(ctx.request.body, ctx.state.principal),
-    );
+    const { principal } = ctx.state;
+    const result = await answerOnce(ctx, deps, 'send', async () => {
+      if (!asksToSchedule(ctx.request.body)) return deps.email.send(ctx.request.body, principal);
+      const scheduled = await deps.email.scheduled.schedule(ctx.request.body, principal);
+      await startRunsFor(deps, principal, [scheduled]);
+      return scheduled;
+    });
     ctx.body = { success: true, ...result };
   },
 });

@@ -44,8 +44,8 @@ export interface RecordStore {
    */
   noteAttemptFailed(emailId: string, reason: string, kind: ErrorKind, outcomeKnown: boolean): Promise<void>;
   /**
-   * Records still pending that were created before `before` (the sweeper).
-   * A scan on FerretDB (status and date filters are not pushed down): for a
+   * Records still pending that were created before `before` (the sweeper);
+   * a scheduled one only once its `send_at` is before `before` too. A scan on FerretDB (status and date filters are not pushed down): for a
    * periodic task, never for a request.
    */
   listPendingBefore(before: Date, limit: number): Promise<EmailRecord[]>;

@@ -203,8 +203,10 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
       }),
 
     async listPendingBefore(before, limit) {
+      // A scheduled email is pending by design until its send_at: counted from then.
+      const notScheduledAfter = { $or: [{ send_at: { $exists: false } }, { send_at: { $lt: before } }] };
       return emails
-        .find({ status_rank: STATUS_RANK.pending, created_at: { $lt: before } })
+        .find({ status_rank: STATUS_RANK.pending, created_at: { $lt: before }, ...notScheduledAfter })
         .limit(limit)
         .toArray();
     },

@@ -74,6 +74,11 @@ export interface EmailRecord {
   resends?: number;
   /** Sent with a test-mode key: never reached a provider; seen only by test-mode callers. */
   test?: boolean;
+  /**
+   * A scheduled email's time (core/email/send/scheduled-sends.ts): it stays
+   * pending until then, and the sweeper counts its pending time from then.
+   */
+  send_at?: Date;
   tags: string[];
   locale: string;
   language: string;
@@ -114,13 +119,15 @@ export const isHandedOver = (record: Pick<EmailRecord, 'status_rank'>): boolean 
 /**
  * Failed, and the provider certainly never took the message: no unknown
  * outcome, no sign of delivery, open or bounce. Sending it again cannot
- * duplicate it.
+ * duplicate it. Not a cancelled scheduled email: its owner asked that it
+ * never be sent, so nothing reopens it.
  */
 export const failedBeforeHandOver = (
   record: Pick<EmailRecord, 'status_rank' | 'error_kind' | 'delivered' | 'opened' | 'bounced_at'>,
 ): boolean =>
   record.status_rank === STATUS_RANK.failed &&
   record.error_kind !== 'outcome_unknown' &&
+  record.error_kind !== 'cancelled' &&
   !record.delivered &&
   !record.opened &&
   !record.bounced_at;

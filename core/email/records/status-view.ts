@@ -16,5 +16,8 @@ export function toStatus(record: EmailRecord): EmailStatus {
     resource_type_ref: record.resource_type_ref,
     resource_id_ref: record.resource_id_ref,
     provider: record.provider ?? null,
+    // A scheduled email says when, and that it was cancelled (core/email/send/scheduled-sends.ts).
+    ...(record.send_at ? { send_at: record.send_at.toISOString() } : {}),
+    ...(record.error_kind === 'cancelled' ? { error: 'cancelled' as const } : {}),
   };
 }

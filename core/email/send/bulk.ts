@@ -18,6 +18,7 @@ import {
   type BulkBody,
   type BulkItemResult,
   type BulkResult,
+  type ScheduledResult,
   type SendResult,
 } from '../email-schema.ts';
 
@@ -32,7 +33,7 @@ import {
 /** Sends inside one batch that may be in flight together (keeps the provider and the DB calm). */
 export const BULK_CONCURRENCY = 10;
 
-type SendOne = (body: unknown, principal: Principal) => Promise<SendResult>;
+type SendOne = (body: unknown, principal: Principal) => Promise<SendResult | ScheduledResult>;
 
 export interface BulkDeps {
   send: SendOne;
@@ -89,7 +90,8 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principa
       return withId({
         success: true,
         email_id: sent.email_id,
-        ...(sent.suppressed ? { suppressed: sent.suppressed } : {}),
+        ...('suppressed' in sent && sent.suppressed ? { suppressed: sent.suppressed } : {}),
+        ...('scheduled' in sent ? { scheduled: true as const, send_at: sent.send_at } : {}),
       });
     } catch (err) {
       if (!isMailroomError(err)) deps.logger.error({ err }, 'bulk item failed unexpectedly');

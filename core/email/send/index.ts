@@ -10,3 +10,13 @@ export { defaultSender } from './provider.ts';
 export type { MailProvider } from './provider.ts';
 export { createProviders } from './providers/index.ts';
 export { createSendPipeline } from './send-pipeline.ts';
+export { asksToSchedule } from './send-at.ts';
+export { createScheduledSends } from './scheduled-sends.ts';
+export type { ScheduledSendsApi } from './scheduled-sends.ts';
+export {
+  CancelScheduledResponseSchema,
+  SCHEDULED_PAGE_DEFAULT,
+  SCHEDULED_PAGE_MAX,
+  ScheduledListResponseSchema,
+} from './scheduled-schema.ts';
+export type { ScheduledPosition } from './scheduled-store.ts';

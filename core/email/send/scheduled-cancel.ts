@@ -1,0 +1,122 @@
+import { MailroomError } from '../../errors.ts';
+import { checkIdentity, isUuid, withinReach, type Principal } from '../../identity.ts';
+import type { Logger } from '../../logger.ts';
+import { scheduledSendKey } from '../../workflows/scheduled-send.ts';
+import {
+  ALREADY_SENT,
+  BEING_SENT,
+  CANCELLED,
+  SCHEDULED_EMAIL_NOT_FOUND,
+  alreadyFailed,
+} from '../email-messages.ts';
+import type { StepSendKeys } from '../idempotency/step-send-keys.ts';
+import { STATUS_RANK, type EmailRecord } from '../records/record.ts';
+import type { RecordStore } from '../records/record-store.ts';
+import type { ScheduledStore } from './scheduled-store.ts';
+
+/**
+ * Cancelling a scheduled email, and its race with the send.
+ *
+ * Both sides go through the email's send key (step-send-keys.ts): the send
+ * step may call the provider only while it holds the key's attempt lease,
+ * and cancelling takes the same lease before it fails the record. So either
+ * the cancel holds it, fails the record `failed` / error `cancelled` (kind
+ * `cancelled`, which nothing reopens: record.ts failedBeforeHandOver) and the
+ * send step, when it gets the lease, finds the record finished and sends
+ * nothing; or the send holds it and the cancel answers 409 "being sent".
+ * One outcome, never both.
+ */
+
+export type CancelOutcome = 'cancelled' | 'sent' | 'failed' | 'sending' | 'not_found';
+
+/** Longer than a cancel takes; released at once (a crashed cancel's lease just expires). */
+const CANCEL_LEASE_MS = 30_000;
+
+export interface CancelDeps {
+  records: RecordStore;
+  keys: StepSendKeys;
+  store: ScheduledStore;
+  logger: Logger;
+}
+
+/** Where a record stands for a cancel: still pending, or its fate. */
+function stateOf(record: EmailRecord): CancelOutcome | 'pending' {
+  if (record.status_rank === STATUS_RANK.pending) return 'pending';
+  if (record.error_kind === 'cancelled') return 'cancelled';
+  return record.status_rank === STATUS_RANK.failed ? 'failed' : 'sent';
+}
+
+/**
+ * A scheduled email is the caller's to cancel when its company's (and, for a
+ * key bound to an organization, that organization's) and of the same mode
+ * (test or live). Anything else is answered as if it did not exist.
+ */
+function visibleTo(record: EmailRecord, principal: Principal): boolean {
+  const companyId = principal.authenticated ? checkIdentity(principal.caller)?.companyId : undefined;
+  return (
+    companyId !== undefined &&
+    withinReach(
+      { companyId: record.company_id, organizationId: record.organization_id },
+      { companyId, boundOrganizationId: principal.boundOrganizationId },
+    ) &&
+    (record.test === true) === (principal.test === true)
+  );
+}
+
+/**
+ * Cancels scheduled email `emailId` if it is still pending. With a
+ * principal (the DELETE route): another company's or an unknown email is
+ * not_found (404), one sent or being sent a conflict (409), one failed
+ * otherwise a conflict naming why; cancelling twice is fine. Without (the
+ * run was cancelled): the outcome, never an error.
+ */
+export async function cancelScheduled(
+  deps: CancelDeps,
+  emailId: string,
+  principal: Principal | undefined,
+): Promise<CancelOutcome> {
+  const found = isUuid(emailId) ? await deps.records.findById(emailId.toLowerCase()) : null;
+  const visible = found?.send_at !== undefined && (!principal || visibleTo(found, principal));
+  const outcome = visible ? await cancelRecord(deps, found) : 'not_found';
+  if (outcome === 'cancelled') await deps.store.remove(found!.email_id);
+  if (!principal) return outcome;
+  switch (outcome) {
+    case 'not_found':
+      throw new MailroomError('not_found', SCHEDULED_EMAIL_NOT_FOUND);
+    case 'sent':
+      throw new MailroomError('conflict', ALREADY_SENT);
+    case 'sending':
+      throw new MailroomError('conflict', BEING_SENT);
+    case 'failed':
+      throw new MailroomError(
+        'conflict',
+        alreadyFailed((await deps.records.findById(found!.email_id))?.error ?? null),
+      );
+    default:
+      return outcome;
+  }
+}
+
+async function cancelRecord(deps: CancelDeps, record: EmailRecord): Promise<CancelOutcome> {
+  const first = stateOf(record);
+  if (first !== 'pending') return first;
+  const key = scheduledSendKey(record.email_id);
+  if (!(await deps.keys.claimAttempt(key, new Date(Date.now() + CANCEL_LEASE_MS)))) return 'sending';
+  try {
+    // Read again under the lease: the send may have finished in between.
+    const now = await deps.records.findById(record.email_id);
+    if (!now) return 'not_found';
+    const state = stateOf(now);
+    if (state !== 'pending') return state;
+    // An attempt died mid-call: the provider may have it; not ours to call off.
+    if (now.attempt_id) return 'sending';
+    if (await deps.records.markFailed(now.email_id, CANCELLED, 'cancelled')) {
+      deps.logger.info({ email_id: now.email_id }, 'scheduled email cancelled');
+      return 'cancelled';
+    }
+    const after = await deps.records.findById(now.email_id);
+    return after ? (stateOf(after) as CancelOutcome) : 'not_found';
+  } finally {
+    await deps.keys.releaseAttempt(key);
+  }
+}
