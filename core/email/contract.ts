@@ -11,6 +11,7 @@ import type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
 import type { SweptRecord } from './records/sweeper.ts';
 import type { SuppressionsApi } from './suppressions/suppressions-api.ts';
 import type { RequestKind } from './idempotency/request-idempotency.ts';
+import type { QuotaStatus } from './send/quotas/quota-schema.ts';
 
 export type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
 
@@ -89,6 +90,8 @@ export interface EmailService {
    * never in production, and show the local mail sink's own messages.
    */
   outcomeOf(emailId: string): Promise<RecordOutcome | null>;
+  /** The company's daily sending limit and today's use (quotas/daily-quota.ts). */
+  quotaOf(companyId: string): Promise<QuotaStatus>;
   /** A company's suppression list (the caller's company, established by the gateway). */
   suppressions: SuppressionsApi;
   /** Fails the records pending for longer than `boundMs` (core/email/sweeper.ts). */

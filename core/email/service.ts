@@ -12,7 +12,7 @@ import { authorizeSend, authorizeStatus, canSee } from './auth.ts';
 import { sendBulk } from './send/bulk.ts';
 import { clickTracking } from './tracking/click-tracking.ts';
 import { createHtmlRenderPool } from './tracking/html-render-pool.ts';
-import type { EmailService } from './contract.ts';
+import type { EmailService, SendOptions } from './contract.ts';
 import { idempotencyKeys } from './idempotency/step-send-keys.ts';
 import { ensureEmailIndexes } from './records/indexes.ts';
 import {
@@ -23,6 +23,10 @@ import {
 } from './email-messages.ts';
 import { defaultSender, type MailProvider } from './send/provider.ts';
 import { createProviders } from './send/providers/index.ts';
+import { createTestProvider } from './send/providers/test-mode.ts';
+import { captureToDevInbox } from './send/providers/test-capture.ts';
+import { dailyQuotas } from './send/quotas/daily-quota.ts';
+import { BULK_RATE_WAIT_MS } from './send/quotas/rate-gate.ts';
 import { recordStore } from './records/record-store.ts';
 import { createSendPipeline } from './send/send-pipeline.ts';
 import { sweepStuckPending } from './records/sweeper.ts';
@@ -85,11 +89,17 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     lifetimeMs: config.clickLinkLifetimeMs,
   });
   const customHtml = createHtmlRenderPool({ warm: deps.warmRenderThreads ?? false });
+  const quotas = dailyQuotas(db);
   const deliver = createSendPipeline({
     records,
     keys,
     suppressions,
-    provider: deps.provider ?? createProviders(config, logger),
+    provider: deps.provider ?? createProviders(config, logger, db),
+    // Under `npm run dev`, test messages show in the dev inbox (marked `test`).
+    testProvider: createTestProvider(
+      config.devInboxDir ? captureToDevInbox(config.devInboxDir, logger) : undefined,
+    ),
+    quotas,
     sender: defaultSender(config),
     publicBaseUrl: config.publicBaseUrl,
     clicks,
@@ -121,7 +131,12 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   };
   const requests = requestKeys(db, records, logger);
 
-  const send: EmailService['send'] = async (body, principal, options = {}) => {
+  /** A send; a bulk's items may wait longer for a provider's rate (`rateWaitMs`). */
+  const send = async (
+    body: unknown,
+    principal: Parameters<EmailService['send']>[1],
+    options: SendOptions & { rateWaitMs?: number } = {},
+  ) => {
     // Authorise first: unauthenticated callers get 401, not details about their payload.
     const templateId =
       isPlainObject(body) && typeof body['template_id'] === 'string' ? body['template_id'] : '';
@@ -138,7 +153,8 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       await limits.consume(input.to[0]!.email, principal.clientIp);
     }
     const attachments = await resolveAttachments(input.attachments, fetcher);
-    return deliver(input, attachments, identity, options.idempotencyKey, principal.test === true);
+    const test = principal.test === true;
+    return deliver(input, attachments, identity, options.idempotencyKey, test, options.rateWaitMs);
   };
 
   return {
@@ -160,7 +176,9 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     sendBulk(body, principal) {
-      return sendBulk({ send: (item, p) => send(item, p), logger }, body, principal);
+      // Items wait their turn at the provider's rate: a bulk is paced to it.
+      const paced = { rateWaitMs: BULK_RATE_WAIT_MS };
+      return sendBulk({ send: (item, p) => send(item, p, paced), logger }, body, principal);
     },
 
     async getStatus(emailId, principal) {
@@ -234,6 +252,10 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       if (!isUuid(emailId)) return null;
       const record = await records.findById(emailId.toLowerCase());
       return record && { template_id: record.template_id, status: statusOf(record), error: record.error };
+    },
+
+    quotaOf(companyId) {
+      return quotas.status(companyId);
     },
 
     suppressions: suppressionsApi(suppressions),

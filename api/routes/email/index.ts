@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../../route.ts';
 import { bulkRoute } from './bulk.ts';
 import { clickRoute } from './click.ts';
+import { quotaRoute } from './quota.ts';
 import { sendRoute } from './send.ts';
 import { statusRoute } from './status.ts';
 import { suppressionRoutes } from './suppressions.ts';
@@ -12,6 +13,7 @@ export const emailRoutes: readonly RouteSpec[] = [
   sendRoute,
   bulkRoute,
   statusRoute,
+  quotaRoute,
   pixelRoute,
   trackEventRoute,
   clickRoute,
