@@ -28,6 +28,8 @@ export interface RecordOutcome {
   template_id: string;
   status: EmailStatus['status'];
   error: string | null;
+  /** Sent with a test-mode key: never delivered (the dev inbox marks it). */
+  test: boolean;
 }
 
 export interface EmailService {

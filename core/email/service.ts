@@ -251,7 +251,14 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     async outcomeOf(emailId) {
       if (!isUuid(emailId)) return null;
       const record = await records.findById(emailId.toLowerCase());
-      return record && { template_id: record.template_id, status: statusOf(record), error: record.error };
+      return (
+        record && {
+          template_id: record.template_id,
+          status: statusOf(record),
+          error: record.error,
+          test: record.test === true,
+        }
+      );
     },
 
     quotaOf(companyId) {
