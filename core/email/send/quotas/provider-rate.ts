@@ -39,6 +39,8 @@ interface SlotDoc {
 const COLLECTION = 'provider_rate_slots';
 /** Slots older than this are deleted (by whichever send notices, at most once per interval). */
 const KEEP_MS = 5_000;
+/** Slots tried one after another before a claim looks up the latest slot taken (a scan on FerretDB). */
+const PROBES = 3;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -68,7 +70,7 @@ export function providerRate(db: Db, provider: string, perSecond: number): Provi
   /** The slot this send goes in, or the refusal when it is too far away. */
   async function claim(maxWaitMs: number): Promise<number> {
     let slot = Math.max(Math.ceil(Date.now() / slotMs), latest + 1);
-    for (;;) {
+    for (let lost = 0; ; lost++) {
       const wait = slot * slotMs - Date.now();
       if (wait > maxWaitMs) {
         providerRateLimited.inc({ provider, result: 'refused' });
@@ -82,8 +84,9 @@ export function providerRate(db: Db, provider: string, perSecond: number): Provi
         return slot;
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
-        // Another replica took it: go after the latest slot anyone took.
-        latest = Math.max(slot, await latestTaken());
+        // Another replica took it: usually it is just ahead, so try the next
+        // slot; after a few lost in a row, jump past the latest anyone took.
+        latest = lost < PROBES ? slot : Math.max(slot, await latestTaken());
         slot = latest + 1;
       }
     }
