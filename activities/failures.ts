@@ -13,7 +13,15 @@ import { isMailroomError } from '../core/errors.ts';
 export function toActivityFailure(err: unknown): unknown {
   if (err instanceof ApplicationFailure) return err;
   if (isMailroomError(err)) {
-    return ApplicationFailure.create({ message: err.message, type: err.kind, nonRetryable: !err.retryable });
+    return ApplicationFailure.create({
+      message: err.message,
+      type: err.kind,
+      nonRetryable: !err.retryable,
+      // Every provider at its sending rate: the next attempt waits as long as the rate says.
+      ...(err.retryable && err.retryAfterSeconds !== undefined
+        ? { nextRetryDelay: Math.ceil(err.retryAfterSeconds * 1000) }
+        : {}),
+    });
   }
   if (
     err instanceof MongoServerSelectionError ||

@@ -25,6 +25,7 @@ const RATIOS = {
   workflow_latency: 1,
   workflow_throughput: 1,
   worker_start: 3,
+  quota: 0.95,
 } as const;
 /** Loaded by the HTTP load generator: a `load` line for the floor and for ours. */
 const HTTP_PATHS = ['health', 'pixel', 'click', 'status', 'send'];
@@ -62,6 +63,7 @@ test(
       assert.ok(Number.isFinite(ratio.value) && ratio.value > 0, `${name} value ${ratio.value}`);
     }
     assert.match(out, /^reference health \d+\.\d{3}$/m);
+    assert.match(out, /^quota achieved \d+\.\d\d\/s configured 50\/s sent \d+ refused \d+$/m);
 
     // The generator is named once, and each HTTP path's two sides say how much CPU it used beside the server.
     const generator = /^\[bench\] HTTP load generator: (wrk|node) \(/m.exec(out)?.[1];

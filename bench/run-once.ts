@@ -17,6 +17,7 @@ import {
   type StorageFloor,
 } from './storage-floor.ts';
 import { benchWorkerStart, benchWorkflows } from './workflows.ts';
+import { benchQuota } from './quota.ts';
 
 /**
  * One run of the whole bench (bench/run.ts runs it `--repeat` times): starts
@@ -50,6 +51,7 @@ const sizesOf = (quick: boolean) =>
         bursts: 1,
         warmupBursts: 0,
         workerStart: 1,
+        quota: { seconds: 3, inFlight: 20 },
       }
     : {
         http: { rounds: 4, seconds: 3, warmupSeconds: 5, poolSize: 1000 },
@@ -62,6 +64,7 @@ const sizesOf = (quick: boolean) =>
         bursts: 4,
         warmupBursts: 1,
         workerStart: 5,
+        quota: { seconds: 10, inFlight: 20 },
       };
 
 export async function runOnce(opts: RunOptions): Promise<Ratio[]> {
@@ -119,6 +122,7 @@ export async function runOnce(opts: RunOptions): Promise<Ratio[]> {
         storageFloors.push(w.storage.throughput);
       }
     }
+    if (wanted('quota')) ratios.push(await step('quota', () => benchQuota(env, SIZES.quota)));
     if (wanted('worker_start'))
       ratios.push(await step('worker start', () => benchWorkerStart(env, { rounds: SIZES.workerStart })));
 

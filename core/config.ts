@@ -60,6 +60,9 @@ const EnvSchema = Type.Object({
   EMAIL_PROVIDERS: Type.String({ pattern: '^(sendgrid|smtp)(,(sendgrid|smtp))?$', default: 'sendgrid' }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', maxLength: 2000 })),
   PROVIDER_BREAKER_COOLDOWN_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
+  /** Sends per second a provider may be handed, across every replica; unset: unlimited. */
+  SENDGRID_MAX_PER_SECOND: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  SMTP_MAX_PER_SECOND: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
   DEV_INBOX_DIR: Type.Optional(Type.String({ minLength: 1 })),
   WEBHOOK_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 60, default: 10 }),
   WEBHOOK_RETRY_INITIAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 5 }),
@@ -96,7 +99,13 @@ export interface Config {
     webhookAllowUnsigned: boolean;
   };
   /** Providers in failover order (EMAIL_PROVIDERS); SMTP's relay URL (SMTP_URL). */
-  providers: { order: Array<'sendgrid' | 'smtp'>; smtpUrl: string | undefined; breakerCooldownMs: number };
+  providers: {
+    order: Array<'sendgrid' | 'smtp'>;
+    smtpUrl: string | undefined;
+    breakerCooldownMs: number;
+    /** Each provider's maximum sends per second, shared by every replica (SENDGRID_MAX_PER_SECOND, SMTP_MAX_PER_SECOND); absent: unlimited. */
+    maxPerSecond: Partial<Record<'sendgrid' | 'smtp', number>>;
+  };
   emailFrom: string;
   blockedEmailDomains: string[];
   workerConcurrency: number;
@@ -218,6 +227,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       order: providerOrder,
       smtpUrl: e.SMTP_URL,
       breakerCooldownMs: e.PROVIDER_BREAKER_COOLDOWN_SECONDS * 1000,
+      maxPerSecond: {
+        ...(e.SENDGRID_MAX_PER_SECOND !== undefined ? { sendgrid: e.SENDGRID_MAX_PER_SECOND } : {}),
+        ...(e.SMTP_MAX_PER_SECOND !== undefined ? { smtp: e.SMTP_MAX_PER_SECOND } : {}),
+      },
     },
     sendgrid: {
       apiKey: e.SENDGRID_API_KEY,

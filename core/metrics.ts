@@ -144,3 +144,18 @@ export const providerFailovers = new Counter({
   labelNames: ['from', 'to'] as const,
   registers: [registry],
 });
+
+/** Sends that met a provider's maximum rate: `waited` for a slot and went, or `refused` after the wait bound. */
+export const providerRateLimited = new Counter({
+  name: 'mailroom_provider_rate_limited_total',
+  help: "Sends that met a provider's maximum rate (…_MAX_PER_SECOND), by result: waited (then sent on) or refused (waited the bound; failed over, 429, or retried later).",
+  labelNames: ['provider', 'result'] as const,
+  registers: [registry],
+});
+
+/** Sends refused because their company's daily limit was spent. */
+export const dailyLimitRefusals = new Counter({
+  name: 'mailroom_daily_limit_refusals_total',
+  help: "Sends refused with 429 `daily sending limit reached.` because their company's daily limit was spent.",
+  registers: [registry],
+});

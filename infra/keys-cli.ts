@@ -4,11 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { runKeyCommand, USAGE, UsageError } from '../core/api-keys/commands.ts';
 import { createKeyStore } from '../core/api-keys/key-store.ts';
 import { connectDatabase } from '../core/db.ts';
+import { createDailyQuotas } from '../core/email/send/index.ts';
+import { QUOTA_USAGE, QuotaUsageError, runQuotaCommand } from '../core/email/send/index.ts';
 import { createLogger } from '../core/logger.ts';
 
 /**
  * `npm run keys -- create|list|revoke …`: API keys in the database MONGODB_URI
  * names (default: the one `npm run dev` runs). Commands: core/api-keys/commands.ts.
+ * `npm run keys -- quota …`: a company's daily sending limit
+ * (core/email/send/quotas/quota-command.ts).
  */
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 if (existsSync(join(ROOT, '.env'))) process.loadEnvFile(join(ROOT, '.env'));
@@ -17,13 +21,21 @@ const uri = process.env['MONGODB_URI'] || 'mongodb://127.0.0.1:27017/mailroom';
 try {
   const database = await connectDatabase(uri);
   try {
-    const store = createKeyStore(database.db, createLogger('keys', { logLevel: 'warn', logPretty: false }));
-    for (const line of await runKeyCommand(store, process.argv.slice(2))) console.log(line);
+    const [command, ...rest] = process.argv.slice(2);
+    const lines =
+      command === 'quota'
+        ? await runQuotaCommand(createDailyQuotas(database.db), rest)
+        : await runKeyCommand(
+            createKeyStore(database.db, createLogger('keys', { logLevel: 'warn', logPretty: false })),
+            process.argv.slice(2),
+          );
+    for (const line of lines) console.log(line);
   } finally {
     await database.close();
   }
 } catch (err) {
   if (err instanceof UsageError) console.error(`${err.message}\n${USAGE}`);
+  else if (err instanceof QuotaUsageError) console.error(`${err.message}\n${QUOTA_USAGE}`);
   else console.error(`keys: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 }

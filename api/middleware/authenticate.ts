@@ -23,8 +23,8 @@ export const IDENTITY_HEADERS = {
 
 /** What a route asks of its callers (RouteSpec `auth`). Routes without it are public. */
 export interface RouteAuth {
-  /** The scope an API key needs for this route. */
-  scope: Scope;
+  /** The scope an API key needs for this route; a list: any one of them. */
+  scope: Scope | readonly Scope[];
   /**
    * Callers without a key reach the handler as unauthenticated principals;
    * the core decides what they may do (the signup templates, narrowed).
@@ -100,8 +100,9 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
     const token = BEARER.exec(presented)?.[1];
     const key = token ? await deps.keys.verify(token) : undefined;
     if (!key) throw unauthorized();
-    if (!key.scopes.includes(auth.scope))
-      throw new MailroomError('forbidden', `this API key lacks the ${auth.scope} scope`);
+    const accepted: readonly Scope[] = typeof auth.scope === 'string' ? [auth.scope] : auth.scope;
+    if (!accepted.some((scope) => key.scopes.includes(scope)))
+      throw new MailroomError('forbidden', `this API key lacks the ${accepted.join(' or ')} scope`);
     if (auth.companyWide && key.organizationId !== null)
       throw new MailroomError('forbidden', NEEDS_COMPANY_WIDE_KEY);
     if (identity.companyId !== undefined && identity.companyId !== key.companyId.toLowerCase())

@@ -18,6 +18,7 @@ export const USAGE = [
   'usage: npm run keys -- create --company <uuid> [--organization <uuid>] --name <text> --scopes <list|all> [--test]',
   '       npm run keys -- list [--company <uuid>]',
   '       npm run keys -- revoke <id>',
+  '       npm run keys -- quota --company <uuid> [--daily <n>|none]',
   `scopes: ${SCOPES.join(', ')}`,
 ].join('\n');
 

@@ -12,6 +12,7 @@ import type { SweptRecord } from './records/index.ts';
 import type { SuppressionsApi } from './suppressions/index.ts';
 import type { RequestKind } from './idempotency/index.ts';
 import type { ScheduledSendsApi } from './send/index.ts';
+import type { QuotaStatus } from './send/index.ts';
 
 export type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
 
@@ -28,6 +29,8 @@ export interface RecordOutcome {
   template_id: string;
   status: EmailStatus['status'];
   error: string | null;
+  /** Sent with a test-mode key: never delivered (the dev inbox marks it). */
+  test: boolean;
 }
 
 export interface EmailService {
@@ -90,6 +93,8 @@ export interface EmailService {
    * never in production, and show the local mail sink's own messages.
    */
   outcomeOf(emailId: string): Promise<RecordOutcome | null>;
+  /** The company's daily sending limit and today's use (quotas/daily-quota.ts). */
+  quotaOf(companyId: string): Promise<QuotaStatus>;
   /** A company's suppression list (the caller's company, established by the gateway). */
   suppressions: SuppressionsApi;
   /** Sends with `send_at`: scheduled, sent by a workflow run, cancellable (send/scheduled-sends.ts). */

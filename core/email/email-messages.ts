@@ -49,6 +49,10 @@ export const WEBHOOK_NOT_CONFIGURED =
   'webhook not configured: set SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_ALLOW_UNSIGNED=true in dev).';
 export const WEBHOOK_TIMESTAMP_OUTSIDE_WINDOW = 'webhook timestamp outside the allowed window.';
 export const TOO_MANY_SIGNUP_SENDS = 'too many emails. try again later.';
+/** Every configured provider is at its sending rate (…_MAX_PER_SECOND) for longer than a send waits. */
+export const SENDING_RATE_LIMITED = 'sending rate limit reached. try again later.';
+/** The company's daily limit (`npm run keys -- quota`) is spent until UTC midnight. */
+export const DAILY_LIMIT_REACHED = 'daily sending limit reached.';
 export const TOO_MANY_EMAILS = 'too many emails. maximum is 100.';
 export const SUBJECT_TOO_LONG = 'email subject exceeds maximum length of 200 characters.';
 export const SUBJECT_LINE_BREAK = 'email subject must not contain line breaks.';

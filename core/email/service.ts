@@ -12,7 +12,7 @@ import { authorizeSend, authorizeStatus, canSee } from './auth.ts';
 import { sendBulk } from './send/index.ts';
 import { createClickTracking } from './tracking/index.ts';
 import { createHtmlRenderPool } from './tracking/index.ts';
-import type { EmailService } from './contract.ts';
+import type { EmailService, SendOptions } from './contract.ts';
 import { createStepSendKeys } from './idempotency/index.ts';
 import { ensureEmailIndexes } from './records/index.ts';
 import {
@@ -32,6 +32,7 @@ import { createOpenBuffer, type FlushReport } from './tracking/index.ts';
 import { recordEvent } from './tracking/index.ts';
 import { looksLikeViewKey } from './tracking/index.ts';
 import { asksToSchedule, createScheduledSends } from './send/index.ts';
+import { BULK_RATE_WAIT_MS, captureToDevInbox, createDailyQuotas, createTestProvider } from './send/index.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
 import { createSuppressionStore } from './suppressions/index.ts';
@@ -89,11 +90,17 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     lifetimeMs: config.clickLinkLifetimeMs,
   });
   const customHtml = createHtmlRenderPool({ warm: deps.warmRenderThreads ?? false });
+  const quotas = createDailyQuotas(db);
   const deliver = createSendPipeline({
     records,
     keys,
     suppressions,
-    provider: deps.provider ?? createProviders(config, logger),
+    provider: deps.provider ?? createProviders(config, logger, db),
+    // Under `npm run dev`, test messages show in the dev inbox (marked `test`).
+    testProvider: createTestProvider(
+      config.devInboxDir ? captureToDevInbox(config.devInboxDir, logger) : undefined,
+    ),
+    quotas,
     sender: defaultSender(config),
     publicBaseUrl: config.publicBaseUrl,
     clicks,
@@ -125,7 +132,12 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   };
   const requests = createRequestIdempotency(db, records, logger);
 
-  const send: EmailService['send'] = async (body, principal, options = {}) => {
+  /** A send; a bulk's items may wait longer for a provider's rate (`rateWaitMs`). */
+  const send = async (
+    body: unknown,
+    principal: Parameters<EmailService['send']>[1],
+    options: SendOptions & { rateWaitMs?: number } = {},
+  ) => {
     // Authorise first: unauthenticated callers get 401, not details about their payload.
     const templateId =
       isPlainObject(body) && typeof body['template_id'] === 'string' ? body['template_id'] : '';
@@ -142,7 +154,8 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       await limits.consume(input.to[0]!.email, principal.clientIp);
     }
     const attachments = await resolveAttachments(input.attachments, fetcher);
-    return deliver(input, attachments, identity, options.idempotencyKey, principal.test === true);
+    const test = principal.test === true;
+    return deliver(input, attachments, identity, options.idempotencyKey, test, options.rateWaitMs);
   };
 
   const scheduled = createScheduledSends({
@@ -174,9 +187,11 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     sendBulk(body, principal) {
-      // An item with `send_at` is scheduled (send/scheduled-sends.ts), the others sent now.
+      // An item with `send_at` is scheduled (send/scheduled-sends.ts), the others sent now,
+      // each waiting its turn at the provider's rate: a bulk is paced to it.
+      const paced = { rateWaitMs: BULK_RATE_WAIT_MS };
       const one = (item: unknown, p: Principal) =>
-        asksToSchedule(item) ? scheduled.schedule(item, p) : send(item, p);
+        asksToSchedule(item) ? scheduled.schedule(item, p) : send(item, p, paced);
       return sendBulk({ send: one, logger }, body, principal);
     },
 
@@ -250,7 +265,18 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     async outcomeOf(emailId) {
       if (!isUuid(emailId)) return null;
       const record = await records.findById(emailId.toLowerCase());
-      return record && { template_id: record.template_id, status: statusOf(record), error: record.error };
+      return (
+        record && {
+          template_id: record.template_id,
+          status: statusOf(record),
+          error: record.error,
+          test: record.test === true,
+        }
+      );
+    },
+
+    quotaOf(companyId) {
+      return quotas.status(companyId);
     },
 
     suppressions: createSuppressionsApi(suppressions),

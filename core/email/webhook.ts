@@ -11,7 +11,7 @@ import {
 import { isUuid } from '../identity.ts';
 import type { TrackedEvent } from './records/index.ts';
 import type { RecordStore } from './records/index.ts';
-import { normalizeAddress, type SuppressionStore } from './suppressions/index.ts';
+import { listOwner, normalizeAddress, type SuppressionStore } from './suppressions/index.ts';
 import { suppressionReasonOf, type WebhookEventFields } from './suppressions/index.ts';
 import { isPlainObject } from '../validation.ts';
 
@@ -107,7 +107,8 @@ export function createWebhookHandler(deps: {
     const { to, cc, bcc } = record.recipients;
     if (![...to, ...cc, ...bcc].some((r) => normalizeAddress(r.email) === address)) return false;
     await deps.suppressions.add({
-      company_id: record.company_id,
+      // A test send's events (none reach a provider, but a forged one could) touch test data only.
+      company_id: listOwner(record.company_id, record.test),
       email: address,
       reason,
       source: 'webhook',

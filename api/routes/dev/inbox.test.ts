@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { saveMessage } from '../../../core/dev-inbox/save-message.ts';
+import { authenticatedAs } from '../../../core/identity.ts';
 import { captureInto } from '../../../infra/mail-sink.ts';
 import { TEMPLATE_IDS } from '../../../templates/index.ts';
 import { SAMPLE_DATA } from '../../../templates/samples.ts';
@@ -64,6 +65,31 @@ describe('dev inbox (DEV_INBOX_DIR set: npm run dev with its mail sink)', () => 
     assert.match(row, /<span class="template">invoice<\/span>/);
     assert.match(row, /status-sent" title="status of the email record">sent</);
     assert.match(row, /<time datetime="\d{4}-\d\d-\d\dT/);
+  });
+
+  it('shows test-mode sends (never delivered) badged `test`, live ones not', async () => {
+    const caller = {
+      companyId: AUTH['x-company-id'],
+      organizationId: AUTH['x-organization-id'],
+      userId: AUTH['x-user-id'],
+    };
+    const test = { ...authenticatedAs(caller), test: true };
+    await app.email.send(
+      invoiceBody({ subject: 'Test-mode invoice INV-90', to: 'delivered@example.com' }),
+      test,
+    );
+    await app.post('/api/email/send', invoiceBody({ subject: 'Live invoice INV-91' }));
+    const page = await getText(app.url, '/dev/inbox');
+    const rowOf = (id: string) => page.text.slice(page.text.indexOf(`data-id="${id}"`)).split('</li>')[0]!;
+    const testId = idOf(page.text, 'Test-mode invoice INV-90');
+    assert.match(rowOf(testId), /<span class="badge-test"[^>]*>test<\/span>/);
+    assert.match(rowOf(testId), /status-delivered/);
+    assert.doesNotMatch(rowOf(idOf(page.text, 'Live invoice INV-91')), /badge-test/);
+    const view = await getText(app.url, `/dev/inbox/messages/${encodeURIComponent(testId)}`);
+    assert.match(
+      view.text,
+      /<h2 class="message-subject">Test-mode invoice INV-90\s*<span class="badge-test"/,
+    );
   });
 
   it('shows one message: recipients, headers, text part, HTML in a sandboxed iframe, attachments', async () => {

@@ -210,6 +210,7 @@ function rowView(m: MessageSummary, record: RecordOutcome | null, selected: bool
     to: mailboxes(m.to),
     template: record?.template_id,
     status: statusLabel(record),
+    test: record?.test === true,
     attachments: m.attachments,
     selected,
   };
@@ -241,6 +242,7 @@ function messageView(m: CapturedMessage, record: RecordOutcome | null): MessageV
     timeLabel: timeLabel(m.receivedAt),
     template: record?.template_id,
     status: statusLabel(record),
+    test: record?.test === true,
     error: record?.error ?? undefined,
     emailId: m.emailId,
     hasHtml: m.html !== undefined,

@@ -28,6 +28,8 @@ export interface RowView {
   to: string;
   template: string | undefined;
   status: string;
+  /** A test-mode send (saved here by the test provider, never delivered): badged `test`. */
+  test: boolean;
   attachments: number;
   selected: boolean;
 }
@@ -43,6 +45,7 @@ export interface MessageView {
   timeLabel: string;
   template: string | undefined;
   status: string;
+  test: boolean;
   error: string | undefined;
   emailId: string | undefined;
   hasHtml: boolean;

@@ -2,6 +2,7 @@ import type { RouteSpec } from '../../route.ts';
 import { bulkRoute } from './bulk.ts';
 import { clickRoute } from './click.ts';
 import { scheduledRoutes } from './scheduled.ts';
+import { quotaRoute } from './quota.ts';
 import { sendRoute } from './send.ts';
 import { statusRoute } from './status.ts';
 import { suppressionRoutes } from './suppressions.ts';
@@ -13,6 +14,7 @@ export const emailRoutes: readonly RouteSpec[] = [
   sendRoute,
   bulkRoute,
   statusRoute,
+  quotaRoute,
   pixelRoute,
   trackEventRoute,
   clickRoute,

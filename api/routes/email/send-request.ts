@@ -40,7 +40,11 @@ export const sendRequest = (schema: TSchema) =>
 export const SEND_AUTH_FAILURES = {
   401: failure('No valid API key or identity headers (a template other than the signup ones).'),
   403: failure('The API key lacks the email:send scope.'),
-  429: failure('Too many unauthenticated signup sends to this address or from this client; see Retry-After.'),
+  429: failure(
+    'See Retry-After: too many unauthenticated signup sends to this address or from this client; ' +
+      "the company's daily sending limit is spent (`daily sending limit reached.`); or every provider is " +
+      'at its maximum rate for longer than a send waits (`sending rate limit reached. try again later.`).',
+  ),
 };
 
 export const INVALID_PAYLOAD = failure('Invalid payload.');

@@ -8,6 +8,7 @@ import {
 import { INVALID_EMAIL_ADDRESS } from '../../../core/email/email-messages.ts';
 import type { RouteAuth } from '../../middleware/authenticate.ts';
 import { defineRoute, failure, OkResponseSchema, type RouteSpec } from '../../route.ts';
+import { listOwner } from '../../../core/email/suppressions/index.ts';
 
 /**
  * The company's suppression list: addresses its sends leave out. Reading
@@ -21,6 +22,10 @@ import { defineRoute, failure, OkResponseSchema, type RouteSpec } from '../../ro
  * applies to every organization, so a key bound to one organization gets
  * 403 here (its sends still skip suppressed recipients and say so).
  */
+/** A test-mode key reads and writes its company's test list (docs/test-mode.md). */
+const ownerOf = (company: { companyId: string; test?: boolean | undefined }) =>
+  listOwner(company.companyId, company.test);
+
 const READ: RouteAuth = { scope: 'email:read', identityFromKey: true, companyWide: true, company: true };
 const WRITE: RouteAuth = { scope: 'email:send', identityFromKey: true, companyWide: true, company: true };
 const AUTH_FAILURES = {
@@ -60,7 +65,7 @@ export const listSuppressionsRoute = defineRoute({
   async handler(ctx, { email }) {
     ctx.body = {
       success: true,
-      ...(await email.suppressions.list(ctx.state.company.companyId, ctx.valid.query)),
+      ...(await email.suppressions.list(ownerOf(ctx.state.company), ctx.valid.query)),
     };
   },
 });
@@ -77,8 +82,8 @@ export const getSuppressionRoute = defineRoute({
     ...ADDRESS_FAILURES,
   },
   async handler(ctx, { email }) {
-    const { companyId } = ctx.state.company;
-    ctx.body = { success: true, data: await email.suppressions.get(companyId, ctx.valid.params.email) };
+    const owner = ownerOf(ctx.state.company);
+    ctx.body = { success: true, data: await email.suppressions.get(owner, ctx.valid.params.email) };
   },
 });
 
@@ -98,7 +103,7 @@ export const addSuppressionRoute = defineRoute({
   },
   async handler(ctx, { email }) {
     const { suppression, created } = await email.suppressions.add(
-      ctx.state.company.companyId,
+      ownerOf(ctx.state.company),
       ctx.request.body,
     );
     ctx.status = created ? 201 : 200;
@@ -118,7 +123,7 @@ export const removeSuppressionRoute = defineRoute({
     ...ADDRESS_FAILURES,
   },
   async handler(ctx, { email }) {
-    await email.suppressions.remove(ctx.state.company.companyId, ctx.valid.params.email);
+    await email.suppressions.remove(ownerOf(ctx.state.company), ctx.valid.params.email);
     ctx.body = { success: true };
   },
 });

@@ -56,6 +56,7 @@ describe('test-mode keys', () => {
       ['opened+run1@example.com', 200, 'opened'],
       ['bounced@example.com', 200, 'bounced'],
       ['delayed@example.com', 200, 'sent'],
+      ['complained@example.com', 200, 'delivered'],
       ['someone@example.com', 200, 'sent'],
     ];
     for (const [to, code, status] of cases) {
@@ -83,6 +84,43 @@ describe('test-mode keys', () => {
     assert.equal((await statusOf(String(testSend.body['email_id']), live)).status, 404);
     assert.equal((await statusOf(String(liveSend.body['email_id']), test)).status, 404);
     assert.equal((await statusOf(String(liveSend.body['email_id']), live)).status, 200);
+  });
+
+  it('complained@ and bounced@ suppress the address on the test list only, as live events would', async () => {
+    const companyWide = async (test: boolean) =>
+      (
+        await app.keys.create({
+          companyId: company,
+          organizationId: null,
+          name: 'c',
+          scopes: ['email:send', 'email:read'],
+          test,
+        })
+      ).plaintext;
+    const [test, live] = [await companyWide(true), await companyWide(false)];
+    const suppression = (address: string, secret: string) =>
+      app.get(`/api/email/suppressions/${address}`, { ...identity, authorization: `Bearer ${secret}` });
+    for (const [address, status, reason] of [
+      ['complained+x@example.com', 'delivered', 'spam_report'],
+      ['bounced+x@example.com', 'bounced', 'bounce'],
+    ] as const) {
+      const sent = await sendTo(address, test);
+      assert.equal(sent.status, 200);
+      const seen = (await statusOf(String(sent.body['email_id']), test)).body['data'] as Record<
+        string,
+        unknown
+      >;
+      assert.equal(seen['status'], status, address);
+      const entry = await suppression(address, test);
+      assert.equal(entry.status, 200, `${address} on the test list`);
+      assert.equal((entry.body['data'] as Record<string, unknown>)['reason'], reason);
+      assert.equal((await suppression(address, live)).status, 404, `${address} not on the live list`);
+      // The next test send to it is left out, as a live one would be.
+      const again = await sendTo(address, test);
+      assert.equal(again.status, 400, JSON.stringify(again.body));
+    }
+    // Live sends still reach the address.
+    assert.equal((await sendTo('complained+x@example.com', live)).status, 200);
   });
 
   it('a live key presented with the test prefix (or the reverse) is refused', async () => {

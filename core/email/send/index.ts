@@ -20,3 +20,10 @@ export {
   ScheduledListResponseSchema,
 } from './scheduled-schema.ts';
 export type { ScheduledPosition } from './scheduled-store.ts';
+export { createTestProvider } from './providers/test-mode.ts';
+export { captureToDevInbox } from './providers/test-capture.ts';
+export { createDailyQuotas } from './quotas/daily-quota.ts';
+export { BULK_RATE_WAIT_MS } from './quotas/rate-gate.ts';
+export type { QuotaStatus } from './quotas/quota-schema.ts';
+export { QUOTA_USAGE, QuotaUsageError, runQuotaCommand } from './quotas/quota-command.ts';
+export { QuotaResponseSchema } from './quotas/quota-schema.ts';

@@ -31,6 +31,11 @@ export interface OutgoingMail {
   text: string;
   attachments: OutgoingAttachment[];
   categories: string[];
+  /**
+   * How long this send may wait for a provider's rate (provider-rate.ts)
+   * before it is refused there: an HTTP send's short bound, a bulk's longer one.
+   */
+  rateWaitMs?: number;
 }
 
 export interface MailProvider {

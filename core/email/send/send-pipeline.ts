@@ -6,22 +6,18 @@ import type { Identity } from '../../identity.ts';
 import type { Logger } from '../../logger.ts';
 import { emailsFailed, emailsSent, providerCallDuration } from '../../metrics.ts';
 import type { StepSendKeys } from '../idempotency/step-send-keys.ts';
-import {
-  NOT_CONFIGURED,
-  OUTCOME_PENDING,
-  OUTCOME_UNKNOWN,
-  allRecipientsSuppressed,
-  providerUnavailable,
-} from '../email-messages.ts';
+import { NOT_CONFIGURED, allRecipientsSuppressed } from '../email-messages.ts';
 import type { MailProvider, OutgoingAttachment } from './provider.ts';
-import { testEventsFor, testProvider } from './providers/test-mode.ts';
+import { testOutcomeFor } from './providers/test-mode.ts';
+import { failProviderCall } from './provider-failure.ts';
+import type { DailyQuotas } from './quotas/daily-quota.ts';
 import type { Address } from '../addresses.ts';
 import type { ClickTracking } from '../tracking/click-tracking.ts';
 import type { HtmlRenderPool, RenderedHtml } from '../tracking/html-render-pool.ts';
 import { STATUS_RANK, type EmailRecord } from '../records/record.ts';
 import type { RecordStore } from '../records/record-store.ts';
 import type { SendResult, SkippedRecipient } from '../email-schema.ts';
-import { withoutSuppressed, type SuppressionStore } from '../suppressions/suppression-store.ts';
+import { listOwner, withoutSuppressed, type SuppressionStore } from '../suppressions/suppression-store.ts';
 import type { NormalizedSend } from '../validate.ts';
 import { answer, recipientFields } from '../records/new-record.ts';
 import { createSendClaim } from './send-claim.ts';
@@ -29,8 +25,10 @@ import { createSendClaim } from './send-claim.ts';
 /**
  * The send pipeline, after validation and authorisation: reserve the record
  * (for a keyed send) → render, while the suppression list is read → leave
- * out suppressed recipients → record (pending, with this attempt's mark) →
- * deliver → record (sent | failed).
+ * out suppressed recipients → count it against the company's daily limit
+ * (quotas/daily-quota.ts; 429 over it) → record (pending, with this attempt's
+ * mark) → deliver (at each provider's rate: quotas/rate-gate.ts) → record
+ * (sent | failed; provider-failure.ts).
  *
  * Suppressed recipients (the company's suppression list) are left out and
  * listed in the record and the answer (`suppressed`); when no `to` recipient
@@ -49,6 +47,10 @@ export interface SendPipelineDeps {
   suppressions: SuppressionStore;
   /** Undefined when no provider key is configured. */
   provider: MailProvider | undefined;
+  /** Where test-mode sends go (test-mode.ts): never a real provider. */
+  testProvider: MailProvider;
+  /** Companies' daily limits: live sends count, test sends never. */
+  quotas: DailyQuotas;
   sender: Address;
   publicBaseUrl: string;
   /** Rewrites the HTML's links to signed click redirects (unless the send says `track_clicks: false`). */
@@ -65,6 +67,8 @@ export type Deliver = (
   key: string | undefined,
   /** A test-mode send (test-mode.ts): recorded and tracked, never handed to a provider. */
   test?: boolean,
+  /** How long it may wait for a provider's rate (rate-gate.ts); its default otherwise. */
+  rateWaitMs?: number,
 ) => Promise<SendResult>;
 
 export function createSendPipeline(deps: SendPipelineDeps): Deliver {
@@ -80,38 +84,45 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     identity: Identity,
     key: string | undefined,
     test = false,
+    rateWaitMs?: number,
   ): Promise<SendResult> {
     const claimed = await claimRecord(requested, identity, key, test);
     if ('done' in claimed) return claimed.done;
     // The suppression check (a database read) runs while the message renders:
     // the rendering does not depend on the recipients.
-    const checking = leaveOutSuppressed(requested, identity);
+    const checking = leaveOutSuppressed(requested, identity, test);
     checking.catch(() => undefined); // awaited in prepareMessage; never an unhandled rejection
     const attemptId = randomUUID();
     let prepared: Awaited<ReturnType<typeof prepareMessage>>;
+    // The company's daily limit counts a send once, when its record is made.
+    let giveBack: (() => Promise<void>) | undefined;
     try {
       prepared = await prepareMessage(requested, claimed, checking);
+      const countsAgainst = claimed.isNew && !test ? identity.companyId : undefined;
+      if (countsAgainst !== undefined) giveBack = await deps.quotas.take(countsAgainst);
       const { record, narrowed } = prepared;
       // Marked before the provider hears of it (see the top of this file).
       const at = new Date();
       if (claimed.isNew) await records.insert({ ...record, attempt_id: attemptId, attempt_started_at: at });
       else await records.markAttempt(record.email_id, attemptId, at, narrowed);
     } catch (err) {
+      await giveBack?.().catch(() => undefined);
       // An attempt with the same key inserted first (its lease had expired and
       // we took it over): answer as it will. Keep our lease: releasing it would
       // let this very retry send while that attempt may still be sending.
       if (key !== undefined && isDuplicateKeyError(err))
-        return deliver(requested, attachments, identity, key, test);
+        return deliver(requested, attachments, identity, key, test, rateWaitMs);
       // Nothing reached the provider: the retry need not wait for the lease to expire.
       if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
       throw err;
     }
     const { rendered, input, skipped, record } = prepared;
-    const provider = test ? testProvider : deps.provider;
+    const provider = test ? deps.testProvider : deps.provider;
 
     if (!provider) {
       // (markFailed keeps the attempt mark; harmless: the record is no longer pending.)
       emailsFailed.inc({ template: input.templateId, kind: 'not_configured' });
+      await giveBack?.().catch(() => undefined);
       await records.markFailed(record.email_id, NOT_CONFIGURED, 'not_configured');
       if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
       throw new MailroomError('not_configured', NOT_CONFIGURED);
@@ -133,41 +144,15 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         text: rendered.text,
         attachments,
         categories: input.tags,
+        ...(rateWaitMs === undefined ? {} : { rateWaitMs }),
       });
       providerId = taken.providerId;
       sentBy = taken.provider ?? provider.name;
       stopTimer({ outcome: 'ok' });
     } catch (err) {
-      const failure = isMailroomError(err)
-        ? err
-        : new MailroomError('transient', providerUnavailable(String((err as Error)?.message ?? err)), {
-            cause: err,
-          });
-      stopTimer({ outcome: failure.kind });
-      emailsFailed.inc({ template: input.templateId, kind: failure.kind });
-      logger.warn(
-        { email_id: record.email_id, kind: failure.kind, reason: failure.message },
-        'email send failed',
-      );
-      if (key !== undefined && (failure.kind === 'transient' || failure.kind === 'outcome_unknown')) {
-        // A keyed (workflow) send will be retried by the activity: keep it
-        // pending and give the lease back so the retry need not wait it out.
-        // An unknown outcome keeps the attempt mark: the retry will not resend.
-        const known = failure.kind === 'transient';
-        await records.noteAttemptFailed(record.email_id, failure.message, failure.kind, known);
-        await keys.releaseAttempt(key);
-        throw known ? failure : new MailroomError('transient', OUTCOME_PENDING, { cause: failure });
-      }
-      if (failure.kind === 'outcome_unknown') {
-        // An HTTP send is not retried here: the caller learns the outcome is unknown.
-        const detail = `${OUTCOME_UNKNOWN} (${failure.message})`;
-        await records.markFailed(record.email_id, detail, failure.kind);
-        throw new MailroomError('outcome_unknown', detail, { cause: failure });
-      }
-      await records.markFailed(record.email_id, failure.message, failure.kind);
-      // The provider refused it: the attempt is over (a reset run may send it again at once).
-      if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
-      throw failure;
+      stopTimer({ outcome: isMailroomError(err) ? err.kind : 'transient' });
+      const send = { emailId: record.email_id, templateId: input.templateId, key };
+      return failProviderCall({ records, keys, logger }, err, send, giveBack);
     }
     emailsSent.inc({ template: input.templateId });
 
@@ -185,13 +170,23 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       );
       recordSentLater(record.email_id, providerId, sentBy);
     }
-    if (test) await playTestEvents(record.email_id, input.to[0]?.email ?? '');
+    if (test) await playTestEvents(record, input.to[0]?.email ?? '');
     return answer(record.email_id, providerId, skipped);
   }
 
-  /** What a real provider's events would do next, for a test send (test-mode.ts). */
-  async function playTestEvents(emailId: string, firstTo: string): Promise<void> {
-    for (const event of testEventsFor(firstTo)) await records.applyEvent({ email_id: emailId }, event);
+  /** What a real provider's events would do next, for a test send (test-mode.ts): on test data only. */
+  async function playTestEvents(record: EmailRecord, firstTo: string): Promise<void> {
+    const { events, suppress } = testOutcomeFor(firstTo);
+    for (const event of events) await records.applyEvent({ email_id: record.email_id }, event);
+    if (suppress && record.company_id)
+      await deps.suppressions.add({
+        company_id: listOwner(record.company_id, true),
+        email: firstTo,
+        reason: suppress,
+        source: 'webhook',
+        detail: 'test mode',
+        email_id: record.email_id,
+      });
   }
 
   /**
@@ -238,12 +233,12 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     });
   }
 
-  /** The company's suppressed recipients, left out of `input` (sends without a company have no list). */
-  async function leaveOutSuppressed(input: NormalizedSend, identity: Identity) {
+  /** The company's (or its test list's) suppressed recipients, left out of `input` (sends without a company have no list). */
+  async function leaveOutSuppressed(input: NormalizedSend, identity: Identity, test: boolean) {
     const companyId = identity.companyId;
     if (companyId === undefined) return { kept: input, skipped: [] };
     const all = [...input.to, ...input.cc, ...input.bcc].map((a) => a.email);
-    return withoutSuppressed(input, await deps.suppressions.check(companyId, all));
+    return withoutSuppressed(input, await deps.suppressions.check(listOwner(companyId, test), all));
   }
 
   /**

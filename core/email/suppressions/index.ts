@@ -3,7 +3,7 @@
  * provider event adds to it.
  * Code outside this folder imports it from here (npm run layers enforces it).
  */
-export { normalizeAddress, createSuppressionStore } from './suppression-store.ts';
+export { listOwner, normalizeAddress, createSuppressionStore } from './suppression-store.ts';
 export type { SuppressionStore } from './suppression-store.ts';
 export { createSuppressionsApi } from './suppressions-api.ts';
 export type { SuppressionsApi } from './suppressions-api.ts';

@@ -30,6 +30,14 @@ export interface SuppressionDoc {
 
 export type Suppression = Omit<SuppressionDoc, '_id'>;
 
+/**
+ * Whose list a send reads and a suppression goes to: the company's, or for
+ * test-mode keys and their sends the company's test list (`test:<company
+ * id>`), so test data never suppresses a live address, nor the reverse.
+ */
+export const listOwner = (companyId: string, test: boolean | undefined): string =>
+  test ? `test:${companyId}` : companyId;
+
 export interface ListQuery {
   reason?: SuppressionReason | undefined;
   /** Exclusive: the last address of the previous page. */

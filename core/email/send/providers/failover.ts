@@ -30,7 +30,10 @@ const STATE_VALUE = { closed: 0, halfOpen: 1, open: 2 } as const;
  * before the request was written) or the breaker is open. A rejection of the
  * message (`provider_rejected`) is the answer; an unknown outcome (the request
  * was written, no answer) is never sent elsewhere: that could deliver twice.
- * Only transient failures count against a breaker.
+ * Only transient failures count against a breaker. A provider at its maximum
+ * rate (rate-gate.ts) is passed over like a down one, without counting
+ * against its breaker; when no provider takes the send and one of them was
+ * only at its rate, the send fails `rate_limited` with the shortest wait.
  */
 export function createFailover(
   providers: MailProvider[],
@@ -61,6 +64,7 @@ export function createFailover(
     name: providers.map((p) => p.name).join(','),
     async send(mail) {
       let lastFailure: MailroomError | undefined;
+      let rateLimited: MailroomError | undefined;
       for (const [index, { provider, breaker }] of guarded.entries()) {
         if (index > 0 && lastFailure)
           providerFailovers.inc({ from: guarded[index - 1]!.provider.name, to: provider.name });
@@ -86,6 +90,12 @@ export function createFailover(
                 cause: err,
               });
           providerSends.inc({ provider: provider.name, outcome: failure.kind });
+          if (failure.kind === 'rate_limited') {
+            // At its rate for longer than the send waits: the next one may have room.
+            rateLimited = soonest(rateLimited, failure);
+            lastFailure = failure;
+            continue;
+          }
           if (failure.kind !== 'transient') throw failure;
           logger.warn(
             { provider: provider.name, reason: failure.message, email_id: mail.emailId },
@@ -94,7 +104,13 @@ export function createFailover(
           lastFailure = failure;
         }
       }
-      throw lastFailure ?? new MailroomError('transient', providerUnavailable('no provider'));
+      // Every provider refused or down, one of them only for its rate: that one says when to come back.
+      throw rateLimited ?? lastFailure ?? new MailroomError('transient', providerUnavailable('no provider'));
     },
   };
+}
+
+/** Of two rate refusals, the one that can be retried sooner. */
+function soonest(a: MailroomError | undefined, b: MailroomError): MailroomError {
+  return a && (a.retryAfterSeconds ?? Infinity) <= (b.retryAfterSeconds ?? Infinity) ? a : b;
 }

@@ -1,0 +1,50 @@
+/**
+ * A workflow's email step at a provider's maximum rate: the step waits up to
+ * 2 s for a slot, then its attempt fails retryably with the rate's wait as
+ * the next retry's delay (Temporal's nextRetryDelay), and the retry sends it:
+ * once, never twice, never lost.
+ */
+import { after, before, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { authenticatedAs, CALLER_MEMO_KEY } from '../core/identity.ts';
+import { welcomeBody } from './support/sample-emails.ts';
+import { WorkflowHarness } from './support/workflow-harness.ts';
+
+const h = new WorkflowHarness();
+before(async () => {
+  await h.start({ SENDGRID_MAX_PER_SECOND: '1' });
+  await h.startWorker();
+});
+after(() => h.stop());
+
+it('an email step over the rate is retried after the rate says, and sent exactly once', async () => {
+  h.fake.reset();
+  const caller = { companyId: h.caller.companyId, organizationId: randomUUID(), userId: h.caller.userId };
+  // Four sends take the slots of the next 4 s: the step's slot is past the 2 s it waits.
+  const burst = Array.from({ length: 4 }, () =>
+    h.email
+      .send(welcomeBody({ to: `b-${randomUUID()}@example.com` }), authenticatedAs(caller))
+      .catch(() => undefined),
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  const handle = await h.temporal.workflow.start('sendEmailReceivedEin', {
+    taskQueue: h.taskQueue,
+    workflowId: `send-email-received-ein-${randomUUID()}`,
+    args: [{ ...caller, emailAction: 'ein-received', recipients: ['owner@example.com'] }],
+    memo: { [CALLER_MEMO_KEY]: caller },
+  });
+  const result = (await handle.result()) as { emailId: string };
+  await Promise.all(burst);
+
+  const toStep = h.fake.accepted.filter((m) => m.body.custom_args?.['email_id'] === result.emailId);
+  assert.equal(toStep.length, 1, 'sent once');
+  const status = await h.email.getStatus(result.emailId, authenticatedAs(caller));
+  assert.equal(status.status, 'sent');
+
+  const history = await handle.fetchHistory();
+  const attempts = (history.events ?? []).flatMap((e) =>
+    e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt ?? 1] : [],
+  );
+  assert.ok(Math.max(...attempts) >= 2, `the step was retried (attempts ${attempts.join(',')})`);
+});
