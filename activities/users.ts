@@ -3,6 +3,7 @@ import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { EmailService } from '../core/email/contract.ts';
 import { isUuid } from '../core/identity.ts';
 import { withFailureMapping } from './failures.ts';
+import { welcomeKeys } from './welcome-keys.ts';
 
 /** A document of the `users` collection, where send-welcome-email finds its user. */
 export interface UserDocument {
@@ -99,6 +100,23 @@ const nameOf = (user: UserDocument): string | null =>
 
 export function createUserActivities({ db, email }: { db: Db; email: EmailService }) {
   const users = db.collection<UserDocument>(USERS_COLLECTION);
+  const successors = welcomeKeys(db);
+
+  /**
+   * The key that follows `previous` for this user, agreed through a unique
+   * insert (welcome-keys.ts), and stored on the user when another run's
+   * proposal won: on FerretDB two runs can both pass the conditional claim.
+   */
+  async function agreedKey(
+    user: UserDocument,
+    previous: string | undefined,
+    proposed: string,
+  ): Promise<string> {
+    const key = await successors.successor(String(user._id), previous, proposed);
+    if (key !== proposed)
+      await users.updateOne({ _id: user._id, welcomeEmailKey: proposed }, { $set: { welcomeEmailKey: key } });
+    return key;
+  }
 
   /**
    * Matches the user while run `runId` may claim its welcome email: not sent
@@ -135,15 +153,16 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
    * earlier run left one whose send may have gone out (or is not finished),
    * else a new one for this run. Called by the claim holder only.
    */
-  async function welcomeKey(userId: string, runId: string, current: string | undefined): Promise<string> {
+  async function welcomeKey(user: UserDocument, runId: string): Promise<string> {
+    const current = user.welcomeEmailKey;
     if (current !== undefined && !(await email.failedWithoutSending(current))) return current;
     const fresh = `${runId}:welcome-email`;
     if (fresh !== current)
       await users.updateOne(
-        { ...byUserId(userId), welcomeEmailRunId: runId },
+        { _id: user._id, welcomeEmailRunId: runId },
         { $set: { welcomeEmailKey: fresh } },
       );
-    return fresh;
+    return agreedKey(user, current, fresh);
   }
 
   return {
@@ -179,7 +198,12 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
           { returnDocument: 'after' },
         );
         if (first)
-          return { claim: 'claimed', idempotencyKey: fresh, email: first.email, name: nameOf(first) };
+          return {
+            claim: 'claimed',
+            idempotencyKey: await agreedKey(first, undefined, fresh),
+            email: first.email,
+            name: nameOf(first),
+          };
         const again = await users.findOneAndUpdate(
           claimable(userId, runId, companyId, now),
           { $set: claim },
@@ -188,7 +212,7 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
         if (!again) return notClaimed(userId, companyId);
         return {
           claim: 'claimed',
-          idempotencyKey: await welcomeKey(userId, runId, again.welcomeEmailKey),
+          idempotencyKey: await welcomeKey(again, runId),
           email: again.email,
           name: nameOf(again),
         };

@@ -17,6 +17,8 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const SECRET = 'compose-test-secret-0123456789abcdef';
 
 interface Service {
+  command?: string[] | string;
+  depends_on?: Record<string, { condition: string }>;
   environment?: Record<string, string | number>;
   expose?: string[];
   ports?: string[];
@@ -45,17 +47,18 @@ function compose(args: string[], env: Record<string, string> = { MAILROOM_SECRET
   }
 }
 
-function resolved(): Record<string, Service> {
-  const run = compose(['--profile', 'monitoring', 'config']);
+function resolved(profile = 'monitoring'): Record<string, Service> {
+  const run = compose(['--profile', profile, 'config']);
   assert.equal(run.status, 0, run.stderr);
   return (parse(run.stdout) as { services: Record<string, Service> }).services;
 }
 
 describe('docker-compose.yml', () => {
-  it('validates with `docker-compose config`, with and without the monitoring profile', () => {
+  it('validates with `docker-compose config`, with and without the monitoring and scale profiles', () => {
     for (const args of [
       ['config', '-q'],
       ['--profile', 'monitoring', 'config', '-q'],
+      ['--profile', 'scale', 'config', '-q'],
     ]) {
       const run = compose(args);
       assert.equal(run.status, 0, `docker-compose ${args.join(' ')}: ${run.stderr}`);
@@ -113,6 +116,63 @@ describe('docker-compose.yml', () => {
     assert.deepEqual(
       targets.sort(),
       [`api:${apiPort}`, `temporal:${temporalPort}`, `worker:${workerPort}`].sort(),
+    );
+  });
+
+  it('the scale profile: two gateways behind the proxy, two workers on one queue, a replica set', () => {
+    const services = resolved('scale');
+    const scale = Object.entries(services).filter(([, s]) => s.profiles?.includes('scale'));
+    const named = (prefix: string) => scale.filter(([name]) => name.startsWith(prefix));
+    const gateways = named('scale-api-');
+    const workers = named('scale-worker-');
+    const members = named('mongo-').filter(([name]) => name !== 'mongo-init');
+    assert.equal(gateways.length, 2, 'two gateways');
+    assert.equal(workers.length, 2, 'two workers');
+    assert.equal(members.length, 3, 'three replica set members');
+    for (const [name, s] of members)
+      assert.deepEqual(s.command, ['mongod', '--replSet', 'rs0', '--bind_ip_all'], name);
+
+    // Every gateway and worker uses the replica set (all members) and the same Temporal queue.
+    const uri = `mongodb://${members.map(([name]) => `${name}:27017`).join(',')}/mailroom?replicaSet=rs0`;
+    for (const [name, s] of [...gateways, ...workers]) {
+      assert.equal(s.environment?.['MONGODB_URI'], uri, name);
+      assert.equal(
+        s.environment?.['TEMPORAL_TASK_QUEUE'],
+        services['worker']!.environment?.['TEMPORAL_TASK_QUEUE'],
+      );
+      assert.equal(s.depends_on?.['mongo-init']?.condition, 'service_completed_successfully', name);
+    }
+    const init = services['mongo-init']!;
+    assert.deepEqual(Object.keys(init.depends_on ?? {}).sort(), members.map(([name]) => name).sort());
+    for (const [name] of members) assert.ok(String(init.command).includes(`host: '${name}:27017'`), name);
+
+    // The proxy balances over exactly those gateways on their port, and is the public address.
+    const proxy = services['scale-proxy']!;
+    const conf = readFileSync(join(ROOT, 'infra/nginx-scale.conf'), 'utf8');
+    const upstreams = conf
+      .split('\n')
+      .map((line) => /^ *server ([\w-]+):(\d+)/.exec(line))
+      .flatMap((m) => (m ? [`${m[1]}:${m[2]}`] : []));
+    assert.deepEqual(
+      upstreams.sort(),
+      gateways.map(([name, s]) => `${name}:${s.environment?.['PORT']}`).sort(),
+    );
+    const published = (proxy.ports ?? []).map((p) => JSON.stringify(p));
+    assert.ok(
+      published.some((p) => p.includes('8080')),
+      `the proxy is published on 8080 (${published.join(', ')})`,
+    );
+    for (const [name, s] of gateways) {
+      assert.equal(
+        s.environment?.['PUBLIC_BASE_URL'],
+        'http://localhost:8080',
+        `${name} links through the proxy`,
+      );
+      assert.equal((s.ports ?? []).length, 0, `${name} is reached only through the proxy`);
+    }
+    assert.deepEqual(
+      Object.keys(proxy.depends_on ?? {}).sort(),
+      [...gateways, ...workers].map(([n]) => n).sort(),
     );
   });
 });

@@ -136,7 +136,11 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export function createRequestIdempotency(db: Db, records: RecordStore, logger: Logger): RequestIdempotency {
   const requests: Collection<RequestDoc> = db.collection('email_requests');
-  /** Serialises the `seen` counts of one key (FerretDB's updates are read-modify-write). */
+  /**
+   * Serialises the `seen` counts of one key (FerretDB's updates are
+   * read-modify-write). Only the count: which request runs is decided by the
+   * insert of the key's `_id`, atomic across replicas on both databases.
+   */
   const lock = new KeyedLock();
 
   /** The same update on each record (by `_id` alone: FerretDB scans for `_id: { $in }`). */

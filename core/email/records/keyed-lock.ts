@@ -1,13 +1,20 @@
 /**
- * Runs async work one at a time per key, in arrival order.
+ * Runs async work one at a time per key, in arrival order, within this process.
  *
- * Why: MongoDB applies each update to one document atomically, but FerretDB
- * 1.24 (the embedded/CI database) does not: concurrent updates of the same
- * document lose writes (measured: 50 concurrent `$inc` → 16; a conditional
- * `status: {$in}` update can overwrite a newer status). Serialising the
- * writes to one email record inside the process makes the status machine
- * correct there too. Across processes (gateway and worker both writing) only
- * MongoDB's per-document atomicity protects it.
+ * An optimisation on MongoDB, needed on FerretDB for one replica; never what
+ * makes several replicas correct (docs/scaling.md).
+ *
+ * MongoDB applies each update to one document atomically, so two writers in
+ * two processes never lose each other's fields, and what must happen once
+ * (one email per key, one answer per Idempotency-Key, one welcome email per
+ * user) rests on inserts of a unique `_id`, atomic on both databases. FerretDB
+ * 1.24 (the embedded/CI database) reads, modifies and writes a document back
+ * without isolation: concurrent updates of one document lose writes (measured:
+ * 50 concurrent `$inc` → 16; a conditional `status: {$in}` update can
+ * overwrite a newer status). Serialising the writes to one key inside the
+ * process makes the embedded single-replica default correct there too; across
+ * processes on FerretDB, updates of one document can still overwrite each
+ * other (measured with `npm run test:scale`: signup counts, docs/scaling.md).
  */
 export class KeyedLock {
   private readonly tails = new Map<string, Promise<unknown>>();

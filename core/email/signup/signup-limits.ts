@@ -13,11 +13,13 @@ import { TOO_MANY_SIGNUP_SENDS } from '../email-messages.ts';
  * (rate-limit-keys.ts). Counts live in MongoDB
  * (`rate_limits`), so every gateway replica shares them.
  *
- * FerretDB applies concurrent `$inc` upserts of one document without
+ * On MongoDB the `$inc` upsert is atomic: exact across any number of
+ * replicas. FerretDB applies concurrent `$inc` upserts of one document without
  * isolation (20 parallel consumes of a limit of 5 let 15 through), so consumes
- * of one key are serialised in this process; replicas can still overshoot by
- * at most one request each per window. TTL indexes are not supported there
- * either: expired counters are deleted by a periodic sweep.
+ * of one key are serialised in this process: exact for one replica. Several
+ * replicas on FerretDB overwrite each other's counts (measured with two, 20 at
+ * once per recipient, limit 5: 5 to 10 sent; docs/scaling.md). TTL indexes are
+ * not supported there either: expired counters are deleted by a periodic sweep.
  */
 export interface SignupLimits {
   /** Counts one send; throws rate_limited (429, Retry-After) when a limit is spent. */

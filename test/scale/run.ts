@@ -1,0 +1,84 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
+import { provision } from '../../infra/provision.ts';
+import { startScratchServers } from '../../infra/services.ts';
+import { WORKFLOWS_PATH } from '../../worker/create-worker.ts';
+import { CASES } from './cases.ts';
+import { ScaleStack } from './stack.ts';
+
+/**
+ * `npm run test:scale [case numbers…]`: two gateways behind a round-robin
+ * proxy and two workers on one task queue, against one Temporal server and
+ * one database this script starts on free loopback ports (docs/scaling.md).
+ * Each case prints its figures; the faults case runs last because it kills a
+ * worker and stops a gateway. Exit code 0 when every case held; logs are kept
+ * in the scratch directory otherwise.
+ */
+
+const log = (line: string) => console.log(`[scale] ${line}`);
+
+async function main(): Promise<number> {
+  const wanted = process.argv.slice(2).map(Number).filter(Number.isFinite);
+  const cases = wanted.length ? CASES.filter((_, i) => wanted.includes(i + 1)) : CASES;
+  const started = Date.now();
+  const binaries = await provision({ temporal: true, mongo: true }, log);
+  const scratch = await mkdtemp(join(tmpdir(), 'mailroom-scale-'));
+  const bundlePath = join(scratch, 'workflow-bundle.js');
+  const [{ temporal, mongo }] = await Promise.all([
+    startScratchServers(binaries, scratch),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }).then(
+      ({ code }) => writeFile(bundlePath, code),
+    ),
+  ]);
+  if (!temporal || !mongo) throw new Error('could not start Temporal and the database');
+  const results: Array<{ name: string; ok: boolean; seconds: number }> = [];
+  let stack: ScaleStack | undefined;
+  try {
+    stack = await new ScaleStack({
+      temporalAddress: temporal.address,
+      mongoUri: mongo.uri,
+      bundlePath,
+      scratch,
+    }).start();
+    log(
+      `2 gateways, 2 workers, proxy ${stack.proxy.url}: up in ${((Date.now() - started) / 1000).toFixed(1)}s`,
+    );
+    for (const c of cases) {
+      const n = CASES.indexOf(c) + 1;
+      log(`case ${n}: ${c.name}`);
+      const t0 = Date.now();
+      let ok = false;
+      try {
+        const result = await c.run(stack);
+        for (const [k, v] of Object.entries(result.figures)) log(`  ${k}: ${JSON.stringify(v)}`);
+        for (const p of result.problems) log(`  PROBLEM: ${p}`);
+        ok = result.ok;
+      } catch (err) {
+        log(`  ERROR: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      }
+      const seconds = Math.round((Date.now() - t0) / 100) / 10;
+      log(`  case ${n} ${ok ? 'held' : 'FAILED'} in ${seconds}s`);
+      results.push({ name: `case ${n} (${c.name})`, ok, seconds });
+    }
+  } finally {
+    await stack?.close().catch(() => undefined);
+    await Promise.allSettled([temporal.stop(), mongo.stop()]);
+  }
+  log('summary:');
+  for (const r of results) log(`  ${r.ok ? 'held  ' : 'FAILED'} ${r.name} ${r.seconds}s`);
+  log(`total ${((Date.now() - started) / 1000).toFixed(0)}s`);
+  const ok = results.length === cases.length && results.every((r) => r.ok);
+  if (ok) await rm(scratch, { recursive: true, force: true });
+  else log(`logs kept in ${scratch}`);
+  return ok ? 0 : 1;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (err) {
+  console.error(`[scale] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+}
+process.exit(code);

@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { welcomeBody } from '../support/sample-emails.ts';
+import { Checks } from '../faults/stack.ts';
+import type { ScaleCase } from './case.ts';
+import { SIGNUP_LIMIT } from './stack.ts';
+
+/**
+ * Unauthenticated signup sends (limit SIGNUP_LIMIT per recipient per hour)
+ * through the proxy, so consecutive requests go to different gateways.
+ * One after another: exactly the limit goes out, whichever gateway counts,
+ * because the counters are shared in the database. All at once: the
+ * overshoot across two replicas is measured (docs/scaling.md: none on
+ * MongoDB, whose `$inc` is atomic; on FerretDB, whose updates are not, the
+ * replicas' counts overwrite each other), and the bursts together stay
+ * within one full count per replica.
+ */
+
+const SEQUENTIAL = SIGNUP_LIMIT + 3;
+const RECIPIENTS = 10;
+const BURST = 20;
+const REPLICAS = 2;
+
+const anonymous = { headers: { 'content-type': 'application/json' } };
+
+export const signupLimits: ScaleCase = {
+  name: 'signup rate limits counted across both gateways',
+  async run(stack) {
+    const check = new Checks();
+    const prefix = `signup-${randomUUID().slice(0, 8)}`;
+    const send = (to: string) => stack.request('POST', '/api/email/send', welcomeBody({ to }), anonymous);
+
+    const one = `${prefix}-seq@example.com`;
+    const sequential = [];
+    for (let i = 0; i < SEQUENTIAL; i++) sequential.push(await send(one));
+    const sequentialOk = sequential.filter((a) => a.status === 200);
+    const sequentialLimited = sequential.filter((a) => a.status === 429).length;
+
+    const bursts = await Promise.all(
+      Array.from({ length: RECIPIENTS }, (_, r) =>
+        Promise.all(Array.from({ length: BURST }, () => send(`${prefix}-burst-${r}@example.com`))),
+      ),
+    );
+    const acceptedPerRecipient = bursts.map((answers) => answers.filter((a) => a.status === 200).length);
+    const other = bursts.flat().filter((a) => a.status !== 200 && a.status !== 429);
+    const overshoot = acceptedPerRecipient.map((n) => n - SIGNUP_LIMIT);
+    const mail = stack.acceptedFor(prefix);
+
+    check.expect(
+      sequentialOk.length === SIGNUP_LIMIT && sequentialLimited === SEQUENTIAL - SIGNUP_LIMIT,
+      `one after another: ${sequentialOk.length} sent, ${sequentialLimited} refused (limit ${SIGNUP_LIMIT})`,
+    );
+    check.expect(
+      new Set(sequentialOk.map((a) => a.upstream)).size === 2,
+      'the sends within the limit were counted on both gateways',
+    );
+    check.expect(other.length === 0, `answers other than 200/429: ${other.map((a) => a.status).join(', ')}`);
+    check.expect(
+      acceptedPerRecipient.every((n) => n >= SIGNUP_LIMIT),
+      `every recipient got its ${SIGNUP_LIMIT}: ${acceptedPerRecipient.join(', ')}`,
+    );
+    const total = acceptedPerRecipient.reduce((a, b) => a + b, 0);
+    check.expect(
+      total <= RECIPIENTS * SIGNUP_LIMIT * REPLICAS,
+      `${total} sent in the bursts: more than one full count per replica (${RECIPIENTS * SIGNUP_LIMIT * REPLICAS})`,
+    );
+    check.expect(
+      [...mail.values()].reduce((a, b) => a + b, 0) ===
+        sequentialOk.length + acceptedPerRecipient.reduce((a, b) => a + b, 0),
+      'every 200 is one message at the provider',
+    );
+    return check.result({
+      limit: SIGNUP_LIMIT,
+      'one after another: sent / refused': `${sequentialOk.length} / ${sequentialLimited}`,
+      'one after another: gateways that counted': [...new Set(sequentialOk.map((a) => a.upstream))],
+      [`${BURST} at once to each of ${RECIPIENTS} recipients: sent each`]: acceptedPerRecipient,
+      'overshoot max': Math.max(...overshoot),
+      'overshoot mean': overshoot.reduce((a, b) => a + b, 0) / overshoot.length,
+    });
+  },
+};
