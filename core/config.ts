@@ -61,6 +61,8 @@ const EnvSchema = Type.Object({
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', maxLength: 2000 })),
   PROVIDER_BREAKER_COOLDOWN_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
   DEV_INBOX_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  /** Email records older than this are deleted by the worker (core/email/records/pruner.ts); 0 keeps them. */
+  EMAIL_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 0 }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -125,6 +127,8 @@ export interface Config {
    * template gallery (/dev/templates). Unset: those routes do not exist.
    */
   devInboxDir: string | undefined;
+  /** Days email records and step keys are kept (pruner.ts); 0: forever. */
+  emailRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -232,6 +236,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,
     scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
     devInboxDir: e.DEV_INBOX_DIR,
+    emailRetentionDays: e.EMAIL_RETENTION_DAYS,
   };
 }
 

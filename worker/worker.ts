@@ -10,6 +10,8 @@ import { connectDatabase } from '../core/db.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { startSweeper } from '../core/email/records/sweeper.ts';
+import { startPeriodic } from '../core/email/records/periodic.ts';
+import { PRUNE_INTERVAL_MS, pruneExpired } from '../core/email/records/pruner.ts';
 import { emailsSwept } from '../core/metrics.ts';
 import { createWorker } from './create-worker.ts';
 import { PinoTemporalLogger } from './temporal-logger.ts';
@@ -116,9 +118,18 @@ const sweeper = startSweeper({
   logger,
   onSwept: (record) => emailsSwept.inc({ outcome: record.outcome }),
 });
+// Records past EMAIL_RETENTION_DAYS deleted, oldest first, in bounded pages (core/email/records/pruner.ts).
+const pruner = startPeriodic({
+  run: () =>
+    pruneExpired(database.db, logger, { retentionDays: config.emailRetentionDays }).then(() => undefined),
+  intervalMs: PRUNE_INTERVAL_MS,
+  logger,
+  failure: 'pruning expired email records failed',
+});
 try {
   await worker.run();
 } finally {
+  await pruner.stop();
   await sweeper.stop();
   await connection.close();
   await email.close();
