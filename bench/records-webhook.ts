@@ -5,6 +5,9 @@ import type { LoadResult } from './lib/load.ts';
 import { figures } from './lib/measure.ts';
 import { cpuSeconds } from './lib/processes.ts';
 
+/** As wrk's `--timeout 30s` for the other paths. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
 /** Events per webhook request: one bulk write of the record store (OPEN_WRITE_CHUNK). */
 export const EVENTS_PER_REQUEST = 25;
 
@@ -72,6 +75,10 @@ export async function webhookLoad(spec: {
         },
       );
       r.on('error', reject);
+      // A request that hangs fails the measurement, saying so, instead of the bench waiting forever.
+      r.setTimeout(REQUEST_TIMEOUT_MS, () =>
+        r.destroy(new Error(`${spec.name}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)),
+      );
       r.end(body);
     });
   try {

@@ -99,8 +99,12 @@ export async function runRecords(opts: RecordsOptions): Promise<Ratio[]> {
       if (!wanted(name)) return;
       const t0 = performance.now();
       log(`records ${name} …`);
-      ratios.push(await fn());
-      log(`records ${name} done in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+      const ratio = await fn();
+      ratios.push(ratio);
+      // At once too: a path that fails later (hours into a large run) does not take these figures with it.
+      log(
+        `records ${name} done in ${((performance.now() - t0) / 1000).toFixed(1)}s: ${recordsLine(n, ratio)}`,
+      );
     };
 
     await step('send', () => {
