@@ -3,7 +3,7 @@ import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { EmailService } from '../core/email/contract.ts';
 import { isUuid } from '../core/identity.ts';
 import { withFailureMapping } from './failures.ts';
-import { welcomeKeys } from './welcome-keys.ts';
+import { createWelcomeKeys } from './welcome-keys.ts';
 
 /** A document of the `users` collection, where send-welcome-email finds its user. */
 export interface UserDocument {
@@ -100,7 +100,7 @@ const nameOf = (user: UserDocument): string | null =>
 
 export function createUserActivities({ db, email }: { db: Db; email: EmailService }) {
   const users = db.collection<UserDocument>(USERS_COLLECTION);
-  const successors = welcomeKeys(db);
+  const successors = createWelcomeKeys(db);
 
   /**
    * The key that follows `previous` for this user, agreed through a unique

@@ -26,7 +26,7 @@ interface WelcomeKeyDoc {
 
 export const WELCOME_KEYS_COLLECTION = 'welcome_keys';
 
-export function welcomeKeys(db: Db) {
+export function createWelcomeKeys(db: Db) {
   const keys = db.collection<WelcomeKeyDoc>(WELCOME_KEYS_COLLECTION);
   return {
     /**

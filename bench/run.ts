@@ -7,6 +7,7 @@ import { chooseGenerator } from './lib/generator.ts';
 import type { Ratio } from './lib/measure.ts';
 import { parseArgs, summaryLines } from './lib/summary.ts';
 import { runOnce } from './run-once.ts';
+import { parseRecordsCount, runRecords } from './records.ts';
 
 /**
  * `npm run bench [-- --repeat N]`: every hot path measured beside its floor,
@@ -23,6 +24,7 @@ import { runOnce } from './run-once.ts';
  *   TEMPORAL_ADDRESS   use this Temporal instead of starting a dev server
  *   BENCH_KEEP_LOGS=1  keep the scratch directory with every process's log
  *   BENCH_CPU_PROF=dir write CPU profiles of the gateway, the worker and the floors to dir (node --cpu-prof)
+ *   BENCH_RECORDS=n    instead: send, status, pixel and webhook on a database of n records beside an empty one (bench/records.ts)
  */
 const quick = process.env['BENCH_QUICK'] === '1';
 const only = new Set((process.env['BENCH_ONLY'] ?? '').split(',').filter(Boolean));
@@ -38,10 +40,16 @@ try {
   log(`${quick ? 'quick run (BENCH_QUICK=1): figures only show the bench works' : 'full run'}`);
   const generator = await chooseGenerator({ quick, scratch, log });
   log(`HTTP load generator: ${generator.kind} (${generator.why})`);
+  const rawRecords = process.env['BENCH_RECORDS'];
+  const records = rawRecords ? parseRecordsCount(rawRecords) : undefined;
   const runs: Ratio[][] = [];
   for (let i = 0; i < repeat; i++) {
     if (repeat > 1) log(`run ${i + 1} of ${repeat}`);
-    runs.push(await runOnce({ quick, only, generator, log }));
+    runs.push(
+      records
+        ? await runRecords({ n: records, quick, only, generator, log })
+        : await runOnce({ quick, only, generator, log }),
+    );
   }
   if (repeatGiven) {
     console.log('');

@@ -70,6 +70,8 @@ const EnvSchema = Type.Object({
   WEBHOOK_GIVE_UP_SECONDS: Type.Integer({ minimum: 1, maximum: 604_800, default: 86_400 }),
   WEBHOOK_DISABLE_AFTER_FAILED_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100_000, default: 100 }),
   WEBHOOK_ALLOWED_ADDRESSES: Type.String({ default: '' }),
+  /** Email records older than this are deleted by the worker (core/email/records/pruner.ts); 0 keeps them. */
+  EMAIL_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 0 }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -154,6 +156,8 @@ export interface Config {
     /** Private addresses (or CIDRs) an endpoint may still reach: an operator's own services. */
     allowedAddresses: string[];
   };
+  /** Days email records and step keys are kept (pruner.ts); 0: forever. */
+  emailRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -273,6 +277,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       disableAfterFailedAttempts: e.WEBHOOK_DISABLE_AFTER_FAILED_ATTEMPTS,
       allowedAddresses: list(e.WEBHOOK_ALLOWED_ADDRESSES),
     },
+    emailRetentionDays: e.EMAIL_RETENTION_DAYS,
   };
 }
 

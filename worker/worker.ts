@@ -11,7 +11,7 @@ import { loadConfigOrExit } from '../core/config.ts';
 import { connectDatabase } from '../core/db.ts';
 import { createLogger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
-import { startSweeper } from '../core/email/records/index.ts';
+import { PRUNE_INTERVAL_MS, pruneExpired, startPeriodic, startSweeper } from '../core/email/records/index.ts';
 import { emailsSwept } from '../core/metrics.ts';
 import { createWorker } from './create-worker.ts';
 import { PinoTemporalLogger } from './temporal-logger.ts';
@@ -124,10 +124,19 @@ const sweeper = startSweeper({
   logger,
   onSwept: (record) => emailsSwept.inc({ outcome: record.outcome }),
 });
+// Records past EMAIL_RETENTION_DAYS deleted, oldest first, in bounded pages (core/email/records/pruner.ts).
+const pruner = startPeriodic({
+  run: () =>
+    pruneExpired(database.db, logger, { retentionDays: config.emailRetentionDays }).then(() => undefined),
+  intervalMs: PRUNE_INTERVAL_MS,
+  logger,
+  failure: 'pruning expired email records failed',
+});
 const relay = webhooks.relay.start();
 try {
   await worker.run();
 } finally {
+  await pruner.stop();
   await sweeper.stop();
   await relay.stop();
   await clientConnection.close();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient, type Db } from 'mongodb';
-import { keyStore } from '../../core/api-keys/key-store.ts';
+import { createKeyStore } from '../../core/api-keys/key-store.ts';
 import { SCOPES } from '../../core/identity.ts';
 import { createLogger } from '../../core/logger.ts';
 import { FakeSendGrid } from '../../infra/fake-sendgrid.ts';
@@ -97,7 +97,7 @@ export class ScaleStack {
     this.client = new MongoClient(this.servers.mongoUri, { serverSelectionTimeoutMS: 5000 });
     await this.client.connect();
     this.db = this.client.db(this.dbName);
-    const keys = keyStore(this.db, createLogger('scale', { logLevel: 'silent', logPretty: false }));
+    const keys = createKeyStore(this.db, createLogger('scale', { logLevel: 'silent', logPretty: false }));
     const created = await keys.create({ companyId: this.company, name: 'scale', scopes: SCOPES });
     this.key = created.plaintext;
     this.keyId = created.key.id;

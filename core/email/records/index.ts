@@ -13,3 +13,5 @@ export type { EmailRecord, TrackedEvent } from './record.ts';
 export { toStatus } from './status-view.ts';
 export { happenedFilter } from './lifecycle-changes.ts';
 export type { LifecycleKind, LifecycleSink } from './lifecycle.ts';
+export { startPeriodic } from './periodic.ts';
+export { PRUNE_INTERVAL_MS, pruneExpired } from './pruner.ts';

@@ -19,17 +19,23 @@ import { welcomeBody } from '../../../test/support/sample-emails.ts';
  * when the filter is exactly `{ _id: X }`; our build also when other
  * conditions stand beside it, infra/ferretdb/README.md); anything else
  * decodes every record (at 5,000 records a send took ~0.5 s per update).
- * With a few thousand records in place, every command the email core sends
+ * With 20,000 records in place (a grown database: a scan there takes
+ * seconds, an `_id` lookup a millisecond), every command the email core sends
  * to `emails` (and to `suppressions` and `email_requests`, read on the send
  * path) is watched on the wire (driver command monitoring) and must select
- * by a plain `_id` value. No timing assertions: the property is the query
- * shape, which holds or fails the same on any machine.
+ * by a plain `_id` value; then each distinct filter seen is `explain`ed on
+ * that collection, and the plan must use the `_id` index (FerretDB answers
+ * SQLite's plan, `SEARCH … USING INDEX …__id_`; MongoDB names its `_id`
+ * plan). No timing assertions: the property is the query shape and the
+ * plan, which hold or fail the same on any machine.
  */
 
-const SEEDED = 3000;
+const SEEDED = 20_000;
+/** What a plan that selects by the `_id` index says, on FerretDB (SQLite) or MongoDB. */
+const ID_INDEX_PLAN = /USING INDEX \S+__id_|IDHACK|"indexName":"_id_"|EXPRESS/;
 const FILTERED = ['find', 'update', 'findAndModify', 'delete', 'count', 'distinct', 'aggregate'];
 /** The collections a send, a replay or an event touches: records, suppressions, idempotency keys. */
-const WATCHED = ['emails', 'suppressions', 'email_requests'];
+const WATCHED = ['emails', 'suppressions', 'email_requests', 'email_idempotency'];
 
 const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
 const body = (subject = 'Welcome') =>
@@ -96,7 +102,7 @@ describe('the send path and events: every query selects by _id', () => {
   let core: EmailCore;
   let fake: FakeSendGrid;
   let email: EmailService;
-  let seen: { command: string; filter: Document }[] = [];
+  let seen: { command: string; collection: string; filter: Document }[] = [];
   let watching = false;
   const seeded: EmailRecord[] = [];
 
@@ -112,14 +118,38 @@ describe('the send path and events: every query selects by _id', () => {
       if (!watching || event.databaseName !== db.databaseName) return;
       if (!FILTERED.includes(event.commandName) || !WATCHED.includes(event.command[event.commandName]))
         return;
-      for (const filter of filtersOf(event) ?? []) seen.push({ command: event.commandName, filter });
+      const collection = event.command[event.commandName] as string;
+      for (const filter of filtersOf(event) ?? [])
+        seen.push({ command: event.commandName, collection, filter });
     });
-    for (let i = 0; i < SEEDED; i += 500) {
-      const batch = Array.from({ length: Math.min(500, SEEDED - i) }, (_, j) => seededRecord(i + j));
+    // Batches of 1,000: the fastest size measured on FerretDB (bench/records-fill.ts).
+    for (let i = 0; i < SEEDED; i += 1000) {
+      const batch = Array.from({ length: Math.min(1000, SEEDED - i) }, (_, j) => seededRecord(i + j));
       await db.collection<EmailRecord>('emails').insertMany(batch);
       seeded.push(...batch);
+      // What grows beside the records (other companies' entries): the plans below are on full collections.
+      await db
+        .collection<{ _id: string }>('suppressions')
+        .insertMany(
+          batch.slice(0, 100).map((r) => ({ _id: `${randomUUID()}/${r.recipient_email}`, reason: 'bounce' })),
+        );
+      await db
+        .collection<{ _id: string }>('email_requests')
+        .insertMany(
+          batch.slice(0, 100).map((r) => ({ _id: `${randomUUID()}/order-${r._id}`, state: 'done' })),
+        );
+      await db
+        .collection<{ _id: string }>('email_idempotency')
+        .insertMany(batch.slice(0, 300).map((r) => ({ _id: `wf-${r._id}:send`, email_id: r._id })));
     }
-    assert.equal(await db.collection('emails').countDocuments(), SEEDED);
+    // Not a count: on FerretDB that decodes all 20,000 records.
+    assert.ok(await db.collection<EmailRecord>('emails').findOne({ _id: seeded.at(-1)!._id }));
+    // The plan check can fail: a filter without `_id` is not planned on the `_id` index.
+    const scan = await db.command({
+      explain: { find: 'emails', filter: { view_key: seeded[0]!.view_key } },
+      verbosity: 'queryPlanner',
+    });
+    assert.doesNotMatch(JSON.stringify(scan), ID_INDEX_PLAN);
   });
   after(async () => {
     watching = false;
@@ -133,16 +163,26 @@ describe('the send path and events: every query selects by _id', () => {
 
   /**
    * What ran against `emails` since the test began: at least one command, each
-   * selecting by a plain `_id` (other conditions may stand beside it).
+   * selecting by a plain `_id` (other conditions may stand beside it), and
+   * each filter, explained as a find on its collection, planned on the `_id` index.
    */
-  function assertOnlyIdFilters(expectedIds?: string[]) {
+  async function assertOnlyIdFilters(expectedIds?: string[]) {
     watching = false;
     assert.ok(seen.length > 0, 'the operation read or wrote emails');
-    for (const { command, filter } of seen) {
-      const shown = `${command} ${JSON.stringify(filter)}`;
+    const explained = new Set<string>();
+    for (const { command, collection, filter } of seen) {
+      const shown = `${command} ${collection} ${JSON.stringify(filter)}`;
       assert.ok(Object.keys(filter).includes('_id'), shown);
       assert.equal(typeof filter['_id'], 'string', shown);
       if (expectedIds) assert.ok(expectedIds.includes(filter['_id'] as string), shown);
+      const key = `${collection} ${JSON.stringify(filter)}`;
+      if (explained.has(key)) continue;
+      explained.add(key);
+      const plan = await core.database.db.command({
+        explain: { find: collection, filter },
+        verbosity: 'queryPlanner',
+      });
+      assert.match(JSON.stringify(plan), ID_INDEX_PLAN, shown);
     }
   }
 
@@ -159,7 +199,7 @@ describe('the send path and events: every query selects by _id', () => {
       email.getStatus(last().email_id, authenticatedAs({ ...caller, companyId: randomUUID() })),
       (err) => isMailroomError(err) && err.kind === 'not_found',
     );
-    assertOnlyIdFilters([last().email_id, unknown]);
+    await assertOnlyIdFilters([last().email_id, unknown]);
   });
 
   it('a pixel open and a tracking event, known and unknown keys', async () => {
@@ -174,7 +214,7 @@ describe('the send path and events: every query selects by _id', () => {
     assert.equal(status.delivered, true);
     assert.equal(status.status, 'opened');
     assert.ok(seen.filter((s) => s.command === 'update').length >= 2);
-    assertOnlyIdFilters();
+    await assertOnlyIdFilters();
     assert.ok(seen.some((s) => s.filter['_id'] === target.email_id));
   });
 
@@ -191,7 +231,7 @@ describe('the send path and events: every query selects by _id', () => {
     const stored = await core.database.db.collection<EmailRecord>('emails').findOne({ _id: target.email_id });
     assert.equal(stored?.clicked, true);
     assert.equal(stored?.opened, true);
-    assertOnlyIdFilters([target.email_id, unknown]);
+    await assertOnlyIdFilters([target.email_id, unknown]);
   });
 
   it('a send, a provider rejection, and webhook events', async () => {
@@ -213,7 +253,7 @@ describe('the send path and events: every query selects by _id', () => {
     assert.equal((await email.getStatus(sent.email_id, authenticatedAs(caller))).status, 'delivered');
     assert.equal((await email.getStatus(webhookTarget.email_id, authenticatedAs(caller))).status, 'bounced');
     assert.ok(seen.some((s) => s.filter['_id'] === sent.email_id && s.command === 'update'));
-    assertOnlyIdFilters();
+    await assertOnlyIdFilters();
   });
 
   it('keyed sends: transient failure, retry, replay, give up, reset', async () => {
@@ -235,7 +275,7 @@ describe('the send path and events: every query selects by _id', () => {
     const reset = await email.send(body(), authenticatedAs(caller), { idempotencyKey: abandoned });
     assert.equal((await email.getStatus(reset.email_id, authenticatedAs(caller))).status, 'sent');
     assert.equal(fake.received.length, 4);
-    assertOnlyIdFilters();
+    await assertOnlyIdFilters();
     assert.ok(seen.some((s) => s.filter['_id'] === retried.email_id && s.command === 'update'));
   });
 
@@ -256,7 +296,7 @@ describe('the send path and events: every query selects by _id', () => {
       {},
     );
     assert.equal((await email.suppressions.get(caller.companyId!, target.recipient_email)).reason, 'bounce');
-    assertOnlyIdFilters();
+    await assertOnlyIdFilters();
     assert.ok(seen.some((s) => s.filter['_id'] === `${caller.companyId}/gone@example.com`));
   });
 
@@ -279,6 +319,6 @@ describe('the send path and events: every query selects by _id', () => {
     await bulkOnce();
     assert.equal((await bulkOnce()).replayed, true);
     assert.equal(fake.accepted.length, 3);
-    assertOnlyIdFilters();
+    await assertOnlyIdFilters();
   });
 });

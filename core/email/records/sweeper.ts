@@ -1,6 +1,7 @@
 import type { Logger } from '../../logger.ts';
 import { OUTCOME_UNKNOWN, abandonedSend } from '../email-messages.ts';
 import type { RecordStore } from './record-store.ts';
+import { startPeriodic, type PeriodicHandle } from './periodic.ts';
 
 /**
  * The sweeper: no record stays `pending` forever. A record can be left
@@ -62,14 +63,11 @@ export async function sweepStuckPending(
   return swept;
 }
 
-export interface SweeperHandle {
-  /** Stops the timer and waits for a sweep in progress. */
-  stop(): Promise<void>;
-}
-
 /**
  * Runs `sweep` every `intervalMs` (first run after one interval), one at a
- * time; a failing sweep (database down) is logged and tried again next time.
+ * time, at most 5% of the time (periodic.ts: on FerretDB the query is a
+ * scan, seconds per 100,000 records); a failing sweep (database down) is
+ * logged and tried again next time.
  */
 export function startSweeper(options: {
   sweep: () => Promise<SweptRecord[]>;
@@ -77,22 +75,13 @@ export function startSweeper(options: {
   intervalMs?: number;
   /** Called once per swept record: where a metrics counter is incremented. */
   onSwept?: (record: SweptRecord) => void;
-}): SweeperHandle {
-  let running: Promise<void> | undefined;
-  const tick = () => {
-    if (running) return;
-    running = options
-      .sweep()
-      .then((swept) => swept.forEach((r) => options.onSwept?.(r)))
-      .catch((err: unknown) => options.logger.error({ err }, 'sweeping stuck pending emails failed'))
-      .finally(() => (running = undefined));
-  };
-  const timer = setInterval(tick, options.intervalMs ?? SWEEP_INTERVAL_MS);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+}): PeriodicHandle {
+  return startPeriodic({
+    run: async () => {
+      for (const record of await options.sweep()) options.onSwept?.(record);
     },
-  };
+    intervalMs: options.intervalMs ?? SWEEP_INTERVAL_MS,
+    logger: options.logger,
+    failure: 'sweeping stuck pending emails failed',
+  });
 }
