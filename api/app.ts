@@ -1,12 +1,21 @@
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import { errorHandler } from './middleware/error-handler.ts';
-import { httpMetrics, metricsEndpoint, metricsOnGatewayPort } from './middleware/metrics.ts';
-import { requestLog } from './middleware/request-log.ts';
+import { createAccessSummary } from './middleware/access-summary.ts';
+import {
+  httpMetrics,
+  httpMetricsRecorder,
+  metricsEndpoint,
+  metricsOnGatewayPort,
+} from './middleware/metrics.ts';
+import { accessLog, requestLog } from './middleware/request-log.ts';
+import { trackingFastPath } from './middleware/tracking-fast-path.ts';
 import { referenceRoutes } from './openapi/routes.ts';
 import { mountRoutes, type RouteSpec } from './route.ts';
 import { mountDevPages } from './routes/dev/index.ts';
+import { clickRoute } from './routes/email/click.ts';
 import { emailRoutes } from './routes/email/index.ts';
+import { pixelRoute } from './routes/email/track.ts';
 import { healthRoutes } from './routes/health/health.ts';
 import { keyRoutes } from './routes/keys/index.ts';
 import { scheduleRoutes } from './routes/schedules/index.ts';
@@ -29,11 +38,14 @@ export const ROUTES: readonly RouteSpec[] = [
 ];
 
 /**
- * The gateway: `GET /metrics` for scrapers when served on this port
- * (metricsOnGatewayPort; neither logged nor counted), then for every other
- * request one request log line, its metrics and one error shape, then the
- * routes, each with the request concerns it declares (body limit, content
- * type, identity; api/route.ts).
+ * The gateway: first the tracking routes (the open pixel and tracked links,
+ * hit once per email opened or link followed), answered by a fast path that
+ * gives them the same metrics, logging and answers in one step
+ * (api/middleware/tracking-fast-path.ts); then `GET /metrics` for scrapers
+ * when served on this port (metricsOnGatewayPort; neither logged nor
+ * counted); then for every other request one request log line, its metrics
+ * and one error shape, then the routes, each with the request concerns it
+ * declares (body limit, content type, identity; api/route.ts).
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -41,9 +53,13 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.proxy = false;
   // Koa would print every error to stderr; errorHandler already logs what matters.
   app.silent = true;
+  // One summary and one set of bound metric series for both paths to the tracking routes.
+  const summary = createAccessSummary(deps.logger);
+  const record = httpMetricsRecorder();
+  app.use(trackingFastPath([pixelRoute, clickRoute], deps, accessLog(deps.logger, summary), record));
   if (metricsOnGatewayPort(deps.config)) app.use(metricsEndpoint(deps.config.metricsToken));
-  app.use(requestLog(deps.logger));
-  app.use(httpMetrics());
+  app.use(requestLog(deps.logger, summary));
+  app.use(httpMetrics(record));
   app.use(errorHandler(deps.logger));
   const router = new Router<AppState>();
   resolveWorkflowName(router);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseLoadLine, parseRatioLine } from './lib/measure.ts';
+import { parseCapacityLine, parseLoadLine, parseRatioLine } from './lib/measure.ts';
 import { ROOT } from './lib/processes.ts';
 import { parseMedianLine } from './lib/summary.ts';
 import { RUN_TS } from '../infra/processes.ts';
@@ -27,6 +27,18 @@ const RATIOS = {
   worker_start: 3,
   quota: 0.95,
 } as const;
+/** The `capacity` lines a run may print (one is left out when its process's CPU read 0). */
+const CAPACITIES = [
+  'pixel',
+  'click',
+  'status',
+  'send',
+  'bulk',
+  'workflow_worker',
+  'workflow_temporal',
+  'workflow_ferretdb',
+  'workflow_gateway',
+];
 /** Loaded by the HTTP load generator: a `load` line for the floor and for ours. */
 const HTTP_PATHS = ['health', 'pixel', 'click', 'status', 'send'];
 
@@ -88,6 +100,21 @@ test(
     for (const row of lines.filter((l) => /^(GET|POST) \/.*\(\d+ conns\)/.test(l)))
       assert.match(row, new RegExp(`  ${generator} \\d+\\.\\d\\d / \\d+\\.\\d\\d`), row);
 
+    // Work per core of the process that did it, for sizing: emails per gateway core, runs per worker core.
+    const capacities = lines
+      .filter((l) => l.startsWith('capacity '))
+      .map((l) => ({ line: l, capacity: parseCapacityLine(l) }));
+    for (const { line, capacity } of capacities) {
+      assert.ok(capacity, `not a capacity line: ${line}`);
+      assert.ok(CAPACITIES.includes(capacity.name), line);
+      assert.ok(capacity.value > 0, line);
+    }
+    const capacityNames = capacities.map(({ capacity }) => capacity!.name);
+    for (const name of ['send', 'bulk', 'workflow_worker'])
+      assert.ok(capacityNames.includes(name), `a capacity line for ${name}`);
+    assert.match(out, /^capacity send \d+\.\d emails\/s per gateway core$/m);
+    assert.match(out, /^capacity workflow_worker \d+\.\d runs\/s per worker core$/m);
+
     // The storage floors beside them: the database work of send and of the workflow runs alone.
     assert.match(out, /^storage_floor send \d+\.\d+ sends\/s$/m);
     assert.match(out, /^storage_floor workflow_latency \d+\.\d+ ms$/m);
@@ -119,6 +146,15 @@ test(
     assert.ok(Math.abs(median.median - (values[0]! + values[1]!) / 2) <= 0.001, summary[0]);
     assert.equal(median.min, Math.min(...values));
     assert.match(out, /^reference_median health \d+\.\d{3} min \d+\.\d{3} runs 2$/m);
+    const reads = lines
+      .filter((l) => l.startsWith('capacity status '))
+      .map((l) => parseCapacityLine(l)!.value);
+    assert.equal(reads.length, 2, 'one status capacity line per run');
+    const capacity =
+      /^capacity_median status (\d+\.\d) min (\d+\.\d) reads\/s per gateway core runs 2$/m.exec(out);
+    assert.ok(capacity, 'the median and minimum of the status capacity');
+    assert.ok(Math.abs(Number(capacity[1]) - (reads[0]! + reads[1]!) / 2) <= 0.1, capacity[0]);
+    assert.equal(Number(capacity[2]), Math.min(...reads));
   },
 );
 

@@ -34,7 +34,7 @@ export async function benchPixel(env: BenchEnv, sizes: HttpSizes): Promise<Ratio
   });
   const ratio = await httpRatio(
     env,
-    { name: 'pixel', target: 0.5 },
+    { name: 'pixel', target: 0.5, unit: 'opens' },
     { ...sizes, idle: [env.servicePids.ferretdb] },
     { name: 'floor: bare node:http GIF', pid: floor.pid, load: load(floor.url) },
     {

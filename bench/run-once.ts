@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { startBenchEnv } from './env.ts';
 import { peakRssMiB } from './lib/processes.ts';
 import type { Generator } from './lib/load.ts';
-import { loadLines, ratioLine, row, table, type Ratio } from './lib/measure.ts';
+import { capacityLine, loadLines, ratioLine, row, table, type Ratio } from './lib/measure.ts';
 import { benchClick } from './click.ts';
 import { benchHealth } from './health.ts';
 import { benchPixel } from './pixel.ts';
@@ -135,6 +135,7 @@ export async function runOnce(opts: RunOptions): Promise<Ratio[]> {
     console.log('');
     for (const r of ratios) console.log(ratioLine(r));
     for (const r of ratios) for (const line of loadLines(r)) console.log(line);
+    for (const r of ratios) for (const c of r.capacity ?? []) console.log(capacityLine(c));
     for (const s of storageFloors) console.log(storageFloorLine(s));
     if (storageFloors.length > 0) console.log(explainStorageFloors(storageFloors, ratios));
     const mib = (v: number | undefined) => (v === undefined ? 'unknown' : `${v.toFixed(0)} MiB`);

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { chooseGenerator } from './lib/generator.ts';
 import type { Ratio } from './lib/measure.ts';
-import { parseArgs, summaryLines } from './lib/summary.ts';
+import { capacitySummaryLines, parseArgs, summaryLines } from './lib/summary.ts';
 import { runOnce } from './run-once.ts';
 import { parseRecordsCount, runRecords } from './records.ts';
 
@@ -15,7 +15,8 @@ import { parseRecordsCount, runRecords } from './records.ts';
  * own servers and database, as N separate invocations would be). Each run
  * prints its table and machine-readable lines (bench/run-once.ts); with
  * `--repeat`, the end adds per ratio the median and the minimum across the
- * runs, exactly `ratio_median <name> <median> min <min> target <target> runs <n>`.
+ * runs, exactly `ratio_median <name> <median> min <min> target <target> runs <n>`,
+ * and the same of each `capacity` line (`capacity_median`).
  *
  *   BENCH_QUICK=1      a small version (about a minute) that checks the bench works
  *   BENCH_ONLY=pixel,send   only these paths (names as in the ratio lines)
@@ -54,6 +55,7 @@ try {
   if (repeatGiven) {
     console.log('');
     for (const line of summaryLines(runs)) console.log(line);
+    for (const line of capacitySummaryLines(runs)) console.log(line);
   }
 } catch (err) {
   console.error(err);

@@ -5,6 +5,7 @@ import { loadConfig } from '../core/config.ts';
 import { WORKFLOWS_PATH } from '../worker/create-worker.ts';
 import type { BenchEnv } from './env.ts';
 import {
+  capacity,
   combine,
   figures,
   medianRatio,
@@ -160,6 +161,16 @@ export async function benchWorkflows(
       floorRounds.map((r) => r.result),
     )}; ` +
     `CPU in cores during ours: ${formatCores(oursBurst.cores)}; during the floor: ${formatCores(floorBurst.cores)}`;
+  // Runs per CPU second of each process that worked for them: what sizes a deployment.
+  const runsPerSecond = oursBurst.result.count / oursBurst.result.seconds;
+  throughput.capacity = ['worker', 'Temporal', 'FerretDB', 'gateway'].flatMap((process) =>
+    capacity(
+      `workflow_${process.toLowerCase()}`,
+      runsPerSecond,
+      oursBurst.cores[process],
+      `runs/s per ${process} core`,
+    ),
+  );
   return {
     latency: medianRatio('workflow_latency', 1.0, oursLatency, floorLatency),
     throughput,

@@ -52,6 +52,8 @@ export function createAccessSummary(logger: Logger, intervalMs = ACCESS_SUMMARY_
   };
 }
 
+export type AccessSummary = ReturnType<typeof createAccessSummary>;
+
 /** The summarised routes: `GET /api/email/track` and `GET /api/email/click/:token`. */
 export function summarisedRoute(method: string, path: string): string | undefined {
   if (method !== 'GET' && method !== 'HEAD') return undefined;

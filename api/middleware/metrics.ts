@@ -14,31 +14,41 @@ export const UNMATCHED_ROUTE = 'unmatched';
  * never the raw URL, so ids and query strings never become label values.
  * Mounted outside the error handler, it sees the status the caller got.
  */
-export function httpMetrics() {
-  // One label set per method, route and status, bound once: prom-client's
-  // labels() hashes the label values on every call, the bound child does not.
-  const bound = new Map<string, { count: { inc(): void }; time: { observe(seconds: number): void } }>();
-  const MAX_BOUND = 2_000; // methods are caller text: past this, label sets are not kept
+export function httpMetrics(record = httpMetricsRecorder()) {
   return async function recordHttpMetrics(ctx: Context, next: Next): Promise<void> {
     const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
       const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
-      const route = typeof matched === 'string' ? matched : UNMATCHED_ROUTE;
-      const status = String(ctx.status);
-      const key = `${ctx.method} ${route} ${status}`;
-      let series = bound.get(key);
-      if (!series) {
-        series = {
-          count: httpRequests.labels(ctx.method, route, status),
-          time: httpRequestDuration.labels(ctx.method, route, status),
-        };
-        if (bound.size < MAX_BOUND) bound.set(key, series);
-      }
-      series.count.inc();
-      series.time.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      record(ctx.method, typeof matched === 'string' ? matched : UNMATCHED_ROUTE, ctx.status, started);
     }
+  };
+}
+
+/**
+ * Counts one finished request (started at `started`, hrtime) in the HTTP
+ * metrics: what httpMetrics does per request, and the tracking routes' fast
+ * path (tracking-fast-path.ts) calls directly.
+ */
+export function httpMetricsRecorder() {
+  // One label set per method, route and status, bound once: prom-client's
+  // labels() hashes the label values on every call, the bound child does not.
+  const bound = new Map<string, { count: { inc(): void }; time: { observe(seconds: number): void } }>();
+  const MAX_BOUND = 2_000; // methods are caller text: past this, label sets are not kept
+  return function recordRequest(method: string, route: string, statusCode: number, started: bigint): void {
+    const status = String(statusCode);
+    const key = `${method} ${route} ${status}`;
+    let series = bound.get(key);
+    if (!series) {
+      series = {
+        count: httpRequests.labels(method, route, status),
+        time: httpRequestDuration.labels(method, route, status),
+      };
+      if (bound.size < MAX_BOUND) bound.set(key, series);
+    }
+    series.count.inc();
+    series.time.observe(Number(process.hrtime.bigint() - started) / 1e9);
   };
 }
 

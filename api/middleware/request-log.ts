@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../core/logger.ts';
-import { createAccessSummary, summarisedRoute } from './access-summary.ts';
+import { createAccessSummary, summarisedRoute, type AccessSummary } from './access-summary.ts';
 
 /** A caller's own X-Request-Id is echoed when it is short and printable; otherwise we make one. */
 const ACCEPTABLE_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -15,19 +15,38 @@ const ACCEPTABLE_REQUEST_ID = /^[\w.:-]{1,128}$/;
  * a secret and has no business in log files.
  */
 export function requestLog(logger: Logger, summary = createAccessSummary(logger)) {
+  const finish = accessLog(logger, summary);
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
     const started = process.hrtime.bigint();
-    const given = ctx.get('x-request-id');
-    const requestId = ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
-    ctx.set('X-Request-Id', requestId);
+    const requestId = assignRequestId(ctx);
     try {
       await next();
     } finally {
-      const ms = Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10;
-      const summarised = summarisedRoute(ctx.method, ctx.path);
-      if (summarised !== undefined && ctx.status < 500) summary.add(summarised, ctx.status, ms);
-      else logLine(logger, { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms });
+      finish(ctx, requestId, started);
     }
+  };
+}
+
+/** Sets `X-Request-Id` on the answer (the caller's own when acceptable) and returns it. */
+export function assignRequestId(ctx: Context): string {
+  const given = ctx.get('x-request-id');
+  const requestId = ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
+  ctx.set('X-Request-Id', requestId);
+  return requestId;
+}
+
+/**
+ * What is logged of a finished request (started at `started`, hrtime): the
+ * tracking routes' successes go into the summary, everything else is a line.
+ * Shared by the request log and the tracking routes' fast path
+ * (tracking-fast-path.ts), so both log alike.
+ */
+export function accessLog(logger: Logger, summary: AccessSummary) {
+  return function logFinished(ctx: Context, requestId: string, started: bigint): void {
+    const ms = Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10;
+    const summarised = summarisedRoute(ctx.method, ctx.path);
+    if (summarised !== undefined && ctx.status < 500) summary.add(summarised, ctx.status, ms);
+    else logLine(logger, { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms });
   };
 }
 

@@ -1,6 +1,6 @@
 import type { BenchEnv } from '../env.ts';
-import { combineCpu, type LoadResult, type LoadSpec } from './load.ts';
-import { combine, throughputRatio, type Ratio } from './measure.ts';
+import { combineCpu, cores, type LoadResult, type LoadSpec } from './load.ts';
+import { capacity, combine, throughputRatio, type Ratio } from './measure.ts';
 import { alternatingRounds } from './rounds.ts';
 
 /** One side of an HTTP ratio: where it is served, and what each measurement asks. */
@@ -40,7 +40,13 @@ export interface HttpSizes extends Omit<HttpPairOptions, 'idle'> {
  */
 export async function httpRatio(
   env: BenchEnv,
-  ratio: { name: string; target: number; reference?: boolean },
+  ratio: {
+    name: string;
+    target: number;
+    reference?: boolean;
+    /** What one of our requests is, for its `capacity` line (`emails` → `emails/s per gateway core`). */
+    unit?: string;
+  },
   opts: HttpPairOptions,
   floor: HttpSide,
   ours: HttpSide,
@@ -77,6 +83,13 @@ export async function httpRatio(
     floor: combineCpu(rounds.floor.map((r) => r.cpu)),
   };
   if (ratio.reference) result.reference = true;
+  if (ratio.unit)
+    result.capacity = capacity(
+      ratio.name,
+      result.ours.ops,
+      cores(result.load.ours).server,
+      `${ratio.unit}/s per gateway core`,
+    );
   const byRound = rounds.ours.map((o, i) => (o.figures.ops / rounds.floor[i]!.figures.ops).toFixed(2));
   result.note = `${opts.rounds} round${opts.rounds === 1 ? '' : 's'} of ${opts.seconds} s after ${opts.warmupSeconds} s of warm-up each, by round ${byRound.join(', ')}`;
   return result;

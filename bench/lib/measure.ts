@@ -72,6 +72,35 @@ export interface Ratio {
   note?: string;
   /** HTTP paths: the CPU of the load generator and of the server, each side. */
   load?: { ours: LoadCpu; floor: LoadCpu };
+  /** Our side's work per core of the processes that did it (`capacity` lines). */
+  capacity?: Capacity[];
+}
+
+/**
+ * Work per core: what one process did in the measured rounds ÷ the CPU
+ * seconds it used for it (= operations per second ÷ cores used), the figure
+ * a sizing estimate multiplies by cores. Printed exactly
+ * `capacity <name> <value> <unit>`.
+ */
+export interface Capacity {
+  name: string;
+  value: number;
+  /** What per what: `emails/s per gateway core`. */
+  unit: string;
+}
+
+/** Operations per CPU second of a process that used `cores` for `ops` per second; undefined without a CPU figure. */
+export function capacity(name: string, ops: number, cores: number | undefined, unit: string): Capacity[] {
+  return cores === undefined || !(cores > 0) ? [] : [{ name, value: ops / cores, unit }];
+}
+
+export const capacityLine = (c: Capacity): string => `capacity ${c.name} ${c.value.toFixed(1)} ${c.unit}`;
+
+/** `capacity send 120.5 emails/s per gateway core` → its parts; undefined when the line is not one. */
+export function parseCapacityLine(line: string): Capacity | undefined {
+  const m = /^capacity ([a-z_]+) (\d+\.\d) (\S+\/s per [A-Za-z]+ core)$/.exec(line);
+  if (!m) return undefined;
+  return { name: m[1]!, value: Number(m[2]), unit: m[3]! };
 }
 
 export function throughputRatio(name: string, target: number, ours: Figures, floor: Figures): Ratio {

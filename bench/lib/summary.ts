@@ -1,4 +1,4 @@
-import type { Ratio } from './measure.ts';
+import type { Capacity, Ratio } from './measure.ts';
 
 /** The median of some numbers (the mean of the middle two for an even count). */
 export function median(values: readonly number[]): number {
@@ -25,6 +25,21 @@ export function summaryLines(runs: ReadonlyArray<readonly Ratio[]>): string[] {
     return ratios[0]!.reference
       ? `reference_median ${name} ${mid} min ${min} runs ${values.length}`
       : `ratio_median ${name} ${mid} min ${min} target ${ratios[0]!.target} runs ${values.length}`;
+  });
+}
+
+/**
+ * After `--repeat N`: per `capacity` line, the median and the minimum across
+ * the runs, exactly `capacity_median <name> <median> min <min> <unit> runs <n>`.
+ */
+export function capacitySummaryLines(runs: ReadonlyArray<readonly Ratio[]>): string[] {
+  const byName = new Map<string, Capacity[]>();
+  for (const run of runs)
+    for (const r of run)
+      for (const c of r.capacity ?? []) byName.set(c.name, [...(byName.get(c.name) ?? []), c]);
+  return [...byName.entries()].map(([name, cs]) => {
+    const values = cs.map((c) => c.value);
+    return `capacity_median ${name} ${median(values).toFixed(1)} min ${Math.min(...values).toFixed(1)} ${cs[0]!.unit} runs ${values.length}`;
   });
 }
 
