@@ -21,6 +21,7 @@ const RATIOS = {
   click: 0.5,
   status: 0.7,
   send: 0.8,
+  send_webhooks: 0.8,
   bulk: 0.8,
   workflow_latency: 1,
   workflow_throughput: 1,
@@ -33,6 +34,7 @@ const CAPACITIES = [
   'click',
   'status',
   'send',
+  'send_webhooks',
   'bulk',
   'workflow_worker',
   'workflow_temporal',
@@ -40,7 +42,7 @@ const CAPACITIES = [
   'workflow_gateway',
 ];
 /** Loaded by the HTTP load generator: a `load` line for the floor and for ours. */
-const HTTP_PATHS = ['health', 'pixel', 'click', 'status', 'send'];
+const HTTP_PATHS = ['health', 'pixel', 'click', 'status', 'send', 'send_webhooks'];
 
 async function bench(args: string[], env: NodeJS.ProcessEnv) {
   const child = spawn(process.execPath, [RUN_TS, join(ROOT, 'bench/run.ts'), ...args], {
@@ -75,6 +77,7 @@ test(
       assert.ok(Number.isFinite(ratio.value) && ratio.value > 0, `${name} value ${ratio.value}`);
     }
     assert.match(out, /^reference health \d+\.\d{3}$/m);
+    assert.match(out, /^webhook_lag p50 \d+ ms p99 \d+ ms events \d+ of \d+ sends$/m);
     assert.match(out, /^quota achieved \d+\.\d\d\/s configured 50\/s sent \d+ refused \d+$/m);
 
     // The generator is named once, and each HTTP path's two sides say how much CPU it used beside the server.

@@ -124,6 +124,8 @@ export async function startBenchEnv(log: (line: string) => void, generator: Gene
       PUBLIC_BASE_URL: 'http://mailroom.bench',
       MAILROOM_SECRET: randomBytes(32).toString('hex'),
       AUTH_MODE: 'trusted-headers',
+      // The webhook bench's receiver runs on this machine.
+      WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1',
       // Production's default (docker-compose.yml): the bench measures what users run.
       LOG_LEVEL: 'info',
       LOG_PRETTY: 'false',

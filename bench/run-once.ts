@@ -8,6 +8,7 @@ import { benchHealth } from './health.ts';
 import { benchPixel } from './pixel.ts';
 import { benchStatus } from './status.ts';
 import { benchBulk, benchSend } from './send.ts';
+import { benchSendWithWebhooks } from './webhooks.ts';
 import {
   onScratchDatabase,
   STORAGE_FLOOR_WORK,
@@ -100,6 +101,8 @@ export async function runOnce(opts: RunOptions): Promise<Ratio[]> {
         ),
       );
     }
+    if (wanted('send_webhooks'))
+      ratios.push(await step('send with webhooks', () => benchSendWithWebhooks(env, SIZES.send)));
     if (wanted('bulk'))
       ratios.push(
         await step('bulk', () => benchBulk(env, { size: SIZES.bulkSize, rounds: SIZES.bulkRounds })),

@@ -26,7 +26,12 @@ export function tenantHeaders(): Record<string, string> {
  * the floor's 6.9 → 4.7 → 3.8 ms before levelling out), then alternating
  * rounds (lib/http-pair.ts).
  */
-export async function benchSend(env: BenchEnv, sizes: Omit<HttpPairOptions, 'idle'>): Promise<Ratio> {
+export async function benchSend(
+  env: BenchEnv,
+  sizes: Omit<HttpPairOptions, 'idle'>,
+  /** Another name and tenant for the same measurement (bench/webhooks.ts: with an endpoint subscribed). */
+  as: { name: string; headers: Record<string, string> } = { name: 'send', headers: tenantHeaders() },
+): Promise<Ratio> {
   const connections = 10;
   const body = invoiceBody();
   const rendered = renderEmail({
@@ -35,12 +40,12 @@ export async function benchSend(env: BenchEnv, sizes: Omit<HttpPairOptions, 'idl
     subject: String(body['subject']),
     trackingPixelUrl: 'http://mailroom.bench/api/email/track?view_key=x',
   });
-  const headers = tenantHeaders();
+  const { headers } = as;
   const floor = await startFloor(env, 'send-floor', 'bench/floors/send-server.ts');
   const json = { 'content-type': 'application/json' };
   const ratio = await httpRatio(
     env,
-    { name: 'send', target: 0.8, unit: 'emails' },
+    { name: as.name, target: 0.8, unit: 'emails' },
     { ...sizes, idle: [env.servicePids.ferretdb] },
     {
       name: 'floor: bare Koa insert+provider+update',

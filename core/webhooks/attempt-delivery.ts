@@ -63,11 +63,13 @@ export async function attemptDelivery(
     error: result.error,
     nextAttemptAt: next,
   });
-  await deps.endpoints.noteAttempt(
-    endpoint._id,
-    ok,
-    result.error ?? '',
-    deps.config.webhooks.disableAfterFailedAttempts,
-  );
+  // A success on an endpoint with no failures to forget writes nothing.
+  if (!ok || endpoint.failed_attempts > 0)
+    await deps.endpoints.noteAttempt(
+      endpoint._id,
+      ok,
+      result.error ?? '',
+      deps.config.webhooks.disableAfterFailedAttempts,
+    );
   return ok ? { outcome: 'delivered' } : { outcome: 'retry', why: result.error ?? 'failed' };
 }
