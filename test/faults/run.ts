@@ -14,6 +14,7 @@ import { databaseDown } from './database-down.ts';
 import { gatewayDrain } from './gateway-drain.ts';
 import { temporalRestart } from './temporal-restart.ts';
 import { scheduledRestart } from './scheduled-restart.ts';
+import { webhooksRestart } from './webhooks-restart.ts';
 
 /**
  * `npm run test:faults [case numbers…]`: what the platform survives, each
@@ -32,6 +33,7 @@ const CASES: FaultCase[] = [
   gatewayDrain,
   acceptedThenDropped,
   scheduledRestart,
+  webhooksRestart,
 ].sort((a, b) => a.id - b.id);
 
 const log = (line: string) => console.log(`[faults] ${line}`);

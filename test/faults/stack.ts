@@ -136,6 +136,10 @@ export class Stack {
       MAILROOM_SECRET: TEST_SECRET,
       WORKFLOW_BUNDLE_PATH: this.servers.bundlePath,
       LOG_LEVEL: 'warn',
+      // Case 8's receiver runs on this machine; retries a second apart keep the case short.
+      WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1',
+      WEBHOOK_RETRY_INITIAL_SECONDS: '1',
+      WEBHOOK_RETRY_MAX_SECONDS: '2',
       ...extra,
     };
   }
