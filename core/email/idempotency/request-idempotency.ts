@@ -4,7 +4,7 @@ import stringify from 'safe-stable-stringify';
 import { MailroomError, isDuplicateKeyError, isMailroomError, type ErrorKind } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { IDEMPOTENCY_KEY_INVALID, isValidIdempotencyKey } from '../../validation.ts';
-import { KeyedLock } from '../records/keyed-lock.ts';
+import { createKeyedLock } from '../records/keyed-lock.ts';
 import type { EmailRecord } from '../records/record.ts';
 import type { RecordStore } from '../records/record-store.ts';
 import {
@@ -141,7 +141,7 @@ export function createRequestIdempotency(db: Db, records: RecordStore, logger: L
    * read-modify-write). Only the count: which request runs is decided by the
    * insert of the key's `_id`, atomic across replicas on both databases.
    */
-  const lock = new KeyedLock();
+  const lock = createKeyedLock();
 
   /** The same update on each record (by `_id` alone: FerretDB scans for `_id: { $in }`). */
   const noteOnRecords = (emailIds: readonly string[], update: UpdateFilter<EmailRecord>) =>

@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../../errors.ts';
-import { KeyedLock } from '../records/keyed-lock.ts';
+import { createKeyedLock } from '../records/keyed-lock.ts';
 
 /**
  * The `email_idempotency` collection: which email record an idempotency key
@@ -42,7 +42,7 @@ export interface StepSendKeys {
 export function createStepSendKeys(db: Db): StepSendKeys {
   const keys: Collection<IdempotencyDoc> = db.collection('email_idempotency');
   /** Serialises the lease updates of one key (FerretDB's updates are read-modify-write). */
-  const lock = new KeyedLock();
+  const lock = createKeyedLock();
 
   return {
     async reserveFirst(key, candidateId, until) {

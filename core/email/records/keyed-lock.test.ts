@@ -1,10 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { KeyedLock } from './keyed-lock.ts';
+import { createKeyedLock } from './keyed-lock.ts';
 
-describe('KeyedLock', () => {
+describe('createKeyedLock', () => {
   it('runs work for one key one at a time, in order, and keys independently', async () => {
-    const lock = new KeyedLock();
+    const lock = createKeyedLock();
     const log: string[] = [];
     const step = (key: string, n: number, ms: number) =>
       lock.run(key, async () => {
@@ -20,7 +20,7 @@ describe('KeyedLock', () => {
   });
 
   it('a failure does not block the next run', async () => {
-    const lock = new KeyedLock();
+    const lock = createKeyedLock();
     await assert.rejects(
       lock.run('k', () => Promise.reject(new Error('boom'))),
       /boom/,

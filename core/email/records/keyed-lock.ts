@@ -16,30 +16,36 @@
  * processes on FerretDB, updates of one document can still overwrite each
  * other (measured with `npm run test:scale`: signup counts, docs/scaling.md).
  */
-export class KeyedLock {
-  private readonly tails = new Map<string, Promise<unknown>>();
-
-  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const current = previous.then(work, work);
-    const tail = current.catch(() => undefined);
-    this.tails.set(key, tail);
-    try {
-      return await current;
-    } finally {
-      // Forget the key once nothing is queued behind this run.
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
-  }
-
+export interface KeyedLock {
+  run<T>(key: string, work: () => Promise<T>): Promise<T>;
   /**
    * Runs `work` holding the locks of all `keys` (a batch write). Taken in
    * sorted order, so two batches never wait on each other in a cycle.
    */
-  async runAll<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
-    const sorted = [...new Set(keys)].sort();
-    const hold = (i: number): Promise<T> =>
-      i === sorted.length ? work() : this.run(sorted[i]!, () => hold(i + 1));
-    return hold(0);
-  }
+  runAll<T>(keys: readonly string[], work: () => Promise<T>): Promise<T>;
+}
+
+export function createKeyedLock(): KeyedLock {
+  const tails = new Map<string, Promise<unknown>>();
+  const lock: KeyedLock = {
+    async run(key, work) {
+      const previous = tails.get(key) ?? Promise.resolve();
+      const current = previous.then(work, work);
+      const tail = current.catch(() => undefined);
+      tails.set(key, tail);
+      try {
+        return await current;
+      } finally {
+        // Forget the key once nothing is queued behind this run.
+        if (tails.get(key) === tail) tails.delete(key);
+      }
+    },
+    runAll(keys, work) {
+      const sorted = [...new Set(keys)].sort();
+      const hold = <T>(i: number, last: () => Promise<T>): Promise<T> =>
+        i === sorted.length ? last() : lock.run(sorted[i]!, () => hold(i + 1, last));
+      return hold(0, work);
+    },
+  };
+  return lock;
 }

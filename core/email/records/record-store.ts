@@ -1,5 +1,5 @@
 import type { AnyBulkWriteOperation, Collection, Db, UpdateFilter } from 'mongodb';
-import { KeyedLock } from './keyed-lock.ts';
+import { createKeyedLock } from './keyed-lock.ts';
 import {
   STATUS_RANK,
   failedBeforeHandOver,
@@ -48,7 +48,7 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
     written?: (result: T) => boolean,
   ) => announce(lifecycle, changes, write, written);
   /** Serialises the writes to one email record (see keyed-lock.ts for why). */
-  const lock = new KeyedLock();
+  const lock = createKeyedLock();
 
   /** A pending record's read-then-write (see markFailed for why that is safe). */
   async function updateIfPending(emailId: string, update: Partial<EmailRecord>, rank: number) {

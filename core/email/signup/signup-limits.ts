@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import { MailroomError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { KeyedLock } from '../records/keyed-lock.ts';
+import { createKeyedLock } from '../records/keyed-lock.ts';
 import { canonicalMailbox, clientNetwork } from './rate-limit-keys.ts';
 import { TOO_MANY_SIGNUP_SENDS } from '../email-messages.ts';
 
@@ -49,7 +49,7 @@ export function createSignupLimits(db: Db, settings: SignupLimitSettings, logger
     });
   const perRecipient = limiter('signup-recipient', settings.perRecipientPerHour, 3600);
   const perIp = limiter('signup-ip', settings.perIpPerMinute, 60);
-  const serial = new KeyedLock();
+  const serial = createKeyedLock();
   const sweep = setInterval(() => {
     db.collection(COLLECTION)
       .deleteMany({ expire: { $lte: new Date() } })

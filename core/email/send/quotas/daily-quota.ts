@@ -4,7 +4,7 @@ import { RateLimiterMongo } from 'rate-limiter-flexible';
 import { MailroomError } from '../../../errors.ts';
 import { dailyLimitRefusals } from '../../../metrics.ts';
 import { DAILY_LIMIT_REACHED } from '../../email-messages.ts';
-import { KeyedLock } from '../../records/keyed-lock.ts';
+import { createKeyedLock } from '../../records/keyed-lock.ts';
 import type { QuotaStatus } from './quota-schema.ts';
 
 /**
@@ -61,7 +61,7 @@ export function createDailyQuotas(db: Db): DailyQuotas {
     duration: 86_400,
     disableIndexesCreation: true,
   });
-  const serial = new KeyedLock();
+  const serial = createKeyedLock();
   const cache = new LRUCache<string, number>({ max: 10_000, ttl: LIMIT_CACHE_MS });
 
   async function limitOf(companyId: string, fresh = false): Promise<number> {

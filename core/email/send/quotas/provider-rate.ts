@@ -2,7 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError, MailroomError } from '../../../errors.ts';
 import { providerRateLimited } from '../../../metrics.ts';
 import { SENDING_RATE_LIMITED } from '../../email-messages.ts';
-import { KeyedLock } from '../../records/keyed-lock.ts';
+import { createKeyedLock } from '../../records/keyed-lock.ts';
 
 /**
  * A provider's maximum sending rate (SENDGRID_MAX_PER_SECOND,
@@ -54,7 +54,7 @@ export function providerRate(db: Db, provider: string, perSecond: number): Provi
   let latest = 0;
   let sweptAt = 0;
   // This process's sends claim one at a time (each knows the slot the previous one took).
-  const serial = new KeyedLock();
+  const serial = createKeyedLock();
 
   async function latestTaken(): Promise<number> {
     const [doc] = await slots.find({ _id: range }).sort({ _id: -1 }).limit(1).toArray();
