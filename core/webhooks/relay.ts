@@ -173,9 +173,17 @@ export function createRelay(deps: RelayDeps): Relay {
 
     async emitWorkflowEvent(type, audience, data, at) {
       if (!(await subscriptions.wants(type))) return;
-      const doc: OutboxDoc = { _id: eventIdOf(type), type, at, created_at: new Date(), audience, data };
+      const doc: OutboxDoc = {
+        _id: eventIdOf(type, data.run_id),
+        type,
+        at,
+        created_at: new Date(),
+        audience,
+        data,
+      };
       await outbox.add([doc]);
-      await handOver(doc, true);
+      // Stored: Temporal being unreachable now is the recovery pass's business, not the run's.
+      inBackground(async () => void (await handOver(doc, true)));
     },
 
     async recover() {

@@ -76,15 +76,24 @@ export interface WebhookPayload {
   data: EmailEventData | WorkflowEventData;
 }
 
+/** Events that happen at most once per email record or per workflow run. */
+const ONCE: readonly EventType[] = [
+  'email.sent',
+  'email.delivered',
+  'email.bounced',
+  'email.suppressed',
+  ...WORKFLOW_EVENT_TYPES,
+];
+
 /**
  * The event id, sent as `webhook-id` with every attempt of every delivery of
- * the event. Events that happen once per record get an id derived from it
- * (`email.sent` emitted twice is still one event); opens and clicks, which
- * repeat, a random one.
+ * the event. Events that happen once per record or run get an id derived
+ * from its id (`subject`: the email id or the run id), so `email.sent`
+ * emitted twice, or a run's end emitted again by a retried activity, is
+ * still one event; opens, clicks and failures, which may repeat, a random one.
  */
-export function eventIdOf(type: EventType, emailId?: string): string {
-  const once: readonly EventType[] = ['email.sent', 'email.delivered', 'email.bounced', 'email.suppressed'];
-  if (emailId !== undefined && once.includes(type))
-    return `msg_${emailId.replace(/-/g, '')}_${type.slice(6)}`;
+export function eventIdOf(type: EventType, subject?: string): string {
+  if (subject !== undefined && ONCE.includes(type))
+    return `msg_${subject.toLowerCase().replace(/[^0-9a-z]/g, '')}_${type.slice(type.indexOf('.') + 1)}`;
   return `msg_${randomBytes(16).toString('hex')}`;
 }

@@ -207,6 +207,11 @@ describe('deliveries', () => {
       .received()
       .find((x) => x.json.type === 'workflow.completed' && x.json.data['workflow_id'] === runId)!;
     assert.equal(event.json.data['workflow_name'], 'send-welcome-email');
+    // One id per run's end, derived from the run: a retried emit cannot make a second event.
+    assert.equal(
+      event.headers['webhook-id'],
+      `msg_${String(event.json.data['run_id']).replace(/-/g, '')}_completed`,
+    );
     assert.equal(event.json.data['company_id'], h.caller.companyId);
     assert.ok(verify(endpoint.secret, event));
     await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
