@@ -77,7 +77,7 @@ test(
       assert.ok(Number.isFinite(ratio.value) && ratio.value > 0, `${name} value ${ratio.value}`);
     }
     assert.match(out, /^reference health \d+\.\d{3}$/m);
-    assert.match(out, /^webhook_lag p50 \d+ ms p99 \d+ ms events \d+ of \d+ sends$/m);
+    assert.match(out, /^webhook_lag p50 \d+ ms p99 \d+ ms events \d+ of \d+ sends \(\d+ emails\)$/m);
     assert.match(out, /^quota achieved \d+\.\d\d\/s configured 50\/s sent \d+ refused \d+$/m);
 
     // The generator is named once, and each HTTP path's two sides say how much CPU it used beside the server.
