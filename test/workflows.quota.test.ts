@@ -21,13 +21,20 @@ after(() => h.stop());
 it('an email step over the rate is retried after the rate says, and sent exactly once', async () => {
   h.fake.reset();
   const caller = { companyId: h.caller.companyId, organizationId: randomUUID(), userId: h.caller.userId };
-  // Four sends take the slots of the next 4 s: the step's slot is past the 2 s it waits.
-  const burst = Array.from({ length: 4 }, () =>
-    h.email
-      .send(welcomeBody({ to: `b-${randomUUID()}@example.com` }), authenticatedAs(caller))
-      .catch(() => undefined),
-  );
-  await new Promise((r) => setTimeout(r, 100));
+  // Sends keep every slot of the next 2 s taken for 6 s, however late the worker picks the step
+  // up: its attempt in that time finds no slot within the 2 s it waits, and fails retryably.
+  let busy = true;
+  const keepBusy = setTimeout(() => (busy = false), 6000);
+  const burst = Array.from({ length: 3 }, async () => {
+    while (busy) {
+      const sent = await h.email
+        .send(welcomeBody({ to: `b-${randomUUID()}@example.com` }), authenticatedAs(caller))
+        .then(() => true)
+        .catch(() => false);
+      if (!sent) await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+  await new Promise((r) => setTimeout(r, 300));
   const handle = await h.temporal.workflow.start('sendEmailReceivedEin', {
     taskQueue: h.taskQueue,
     workflowId: `send-email-received-ein-${randomUUID()}`,
@@ -36,6 +43,7 @@ it('an email step over the rate is retried after the rate says, and sent exactly
   });
   const result = (await handle.result()) as { emailId: string };
   await Promise.all(burst);
+  clearTimeout(keepBusy);
 
   const toStep = h.fake.accepted.filter((m) => m.body.custom_args?.['email_id'] === result.emailId);
   assert.equal(toStep.length, 1, 'sent once');
