@@ -172,6 +172,39 @@ describe('deliveries', () => {
     await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
   });
 
+  it('deliveries are listed newest first, a page at a time, by cursor', async () => {
+    const endpoint = await register(['email.sent']);
+    try {
+      const sent = [];
+      for (let i = 0; i < 3; i++) sent.push(await send(`page-${i}-${randomUUID()}@example.com`));
+      await receiver.waitFor(() => endpoint.received().length >= 3);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 5; page++) {
+        const query: string = cursor ? `?limit=1&cursor=${encodeURIComponent(cursor)}` : '?limit=1';
+        const res = await h.request('GET', `/api/webhooks/${endpoint.id}/deliveries${query}`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const data = res.body['data'] as Array<Record<string, unknown>>;
+        assert.ok(data.length <= 1);
+        seen.push(...data.map((d) => String(d['delivery_id'])));
+        cursor = res.body['next_cursor'] as string | null;
+        if (!cursor) break;
+      }
+      assert.equal(seen.length, 3, 'every delivery once across the pages');
+      assert.equal(new Set(seen).size, 3);
+      const all = await h.request('GET', `/api/webhooks/${endpoint.id}/deliveries`);
+      assert.deepEqual(
+        (all.body['data'] as Array<Record<string, unknown>>).map((d) => d['delivery_id']),
+        seen,
+        'pages follow the newest-first order',
+      );
+      const bad = await h.request('GET', `/api/webhooks/${endpoint.id}/deliveries?cursor=forged.cursor`);
+      assert.equal(bad.status, 400);
+    } finally {
+      await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
+    }
+  });
+
   it('after a rotation, deliveries verify with the new secret and with the old one', async () => {
     const endpoint = await register(['email.sent']);
     const rotated = await h.request('POST', `/api/webhooks/${endpoint.id}/rotate-secret`);
