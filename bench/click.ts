@@ -25,7 +25,7 @@ export async function benchClick(env: BenchEnv, sizes: HttpSizes): Promise<Ratio
     FLOOR: 'click',
     CLICK_URL: LINK,
   });
-  const recorded = recordedAfterEachMeasurement(env, pools, 'clicked', connections);
+  const recorded = recordedAfterEachMeasurement(env.database.db, pools, 'clicked', connections);
   const load = (baseUrl: string) => (round: number) => ({
     baseUrl,
     method: 'GET' as const,

@@ -23,7 +23,7 @@ export async function benchPixel(env: BenchEnv, sizes: HttpSizes): Promise<Ratio
     pool.map((r) => `/api/email/track?view_key=${encodeURIComponent(r.view_key)}`),
   );
   const floor = await startFloor(env, 'pixel-floor', 'bench/floors/bare-http.ts', { FLOOR: 'pixel' });
-  const recorded = recordedAfterEachMeasurement(env, pools, 'opened', connections);
+  const recorded = recordedAfterEachMeasurement(env.database.db, pools, 'opened', connections);
   // The floor answers any path: it is asked the same ones.
   const load = (baseUrl: string) => (round: number) => ({
     baseUrl,

@@ -1,9 +1,7 @@
 import { Agent, request } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import type { EmailRecord } from '../core/email/records/record.ts';
 import type { LoadResult } from './lib/load.ts';
-import { figures } from './lib/measure.ts';
-import { cpuSeconds } from './lib/processes.ts';
+import { closedLoop } from './lib/http-load.ts';
 
 /** As wrk's `--timeout 30s` for the other paths. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -82,34 +80,7 @@ export async function webhookLoad(spec: {
       r.end(body);
     });
   try {
-    const latencies: number[] = [];
-    const cpuBefore = process.cpuUsage();
-    const serverBefore = await cpuSeconds(spec.serverPid);
-    const started = performance.now();
-    const deadline = started + spec.seconds * 1000;
-    await Promise.all(
-      Array.from({ length: spec.connections }, async () => {
-        while (performance.now() < deadline) {
-          const body = spec.bodies[next++ % spec.bodies.length]!;
-          const t0 = performance.now();
-          await once(body);
-          latencies.push(performance.now() - t0);
-        }
-      }),
-    );
-    const wall = (performance.now() - started) / 1000;
-    const serverAfter = await cpuSeconds(spec.serverPid);
-    const cpu = process.cpuUsage(cpuBefore);
-    return {
-      figures: figures(spec.name, latencies, wall),
-      cpu: {
-        generator: 'node',
-        generatorCpu: (cpu.user + cpu.system) / 1e6,
-        serverCpu: (serverAfter ?? 0) - (serverBefore ?? 0),
-        wall,
-      },
-      answered: latencies.length,
-    };
+    return await closedLoop(spec, () => once(spec.bodies[next++ % spec.bodies.length]!));
   } finally {
     agent.destroy();
   }

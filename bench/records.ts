@@ -13,7 +13,7 @@ import { combine, table, throughputRatio, type Ratio } from './lib/measure.ts';
 import { waitForHttp } from './lib/processes.ts';
 import { alternatingRounds } from './lib/rounds.ts';
 import { fillRecords, grownRecord, type FillResult } from './records-fill.ts';
-import { recordedOpens } from './records-opens.ts';
+import { recordedAfterEachMeasurement } from './lib/opens.ts';
 import { EVENTS_PER_REQUEST, webhookBodies, webhookLoad } from './records-webhook.ts';
 import { invoiceBody } from '../test/support/sample-emails.ts';
 
@@ -144,8 +144,8 @@ export async function runRecords(opts: RecordsOptions): Promise<Ratio[]> {
       const pools = (which: 'empty' | 'large') =>
         Array.from({ length: sizes.rounds + 1 }, (_, p) => slice(which, pool * (p + 1), pool));
       const checks = {
-        empty: recordedOpens(empty, pools('empty'), 20),
-        large: recordedOpens(large, pools('large'), 20),
+        empty: recordedAfterEachMeasurement(empty, pools('empty'), 'opened', 20, { readEach: true }),
+        large: recordedAfterEachMeasurement(large, pools('large'), 'opened', 20, { readEach: true }),
       };
       const ratio = await pair('pixel', (which) => ({
         name: `GET /api/email/track, ${label(which, n)}`,

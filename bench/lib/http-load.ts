@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Generator, LoadSpec } from './load.ts';
+import type { Generator, LoadResult, LoadSpec } from './load.ts';
 import { figures } from './measure.ts';
 import { cpuSeconds } from './processes.ts';
 
@@ -44,38 +44,49 @@ export function nodeGenerator(why: string): Generator {
           r.end(body);
         });
       try {
-        const latencies: number[] = [];
         let next = 0;
-        const cpuBefore = process.cpuUsage();
-        const serverBefore = await cpuSeconds(spec.serverPid);
-        const started = performance.now();
-        const deadline = started + spec.seconds * 1000;
-        await Promise.all(
-          Array.from({ length: spec.connections }, async () => {
-            while (performance.now() < deadline) {
-              const path = spec.paths[next++ % spec.paths.length]!;
-              const t0 = performance.now();
-              await once(path);
-              latencies.push(performance.now() - t0);
-            }
-          }),
-        );
-        const wall = (performance.now() - started) / 1000;
-        const serverAfter = await cpuSeconds(spec.serverPid);
-        const cpu = process.cpuUsage(cpuBefore);
-        return {
-          figures: figures(spec.name, latencies, wall),
-          cpu: {
-            generator: 'node',
-            generatorCpu: (cpu.user + cpu.system) / 1e6,
-            serverCpu: (serverAfter ?? 0) - (serverBefore ?? 0),
-            wall,
-          },
-          answered: latencies.length,
-        };
+        return await closedLoop(spec, () => once(spec.paths[next++ % spec.paths.length]!));
       } finally {
         agent.destroy();
       }
     },
+  };
+}
+
+/**
+ * A closed-loop load in this process: `connections` loops, each starting the
+ * next request as soon as the previous one settled, for `seconds`; the
+ * latencies, and the CPU this process and the server used meanwhile.
+ */
+export async function closedLoop(
+  spec: { name: string; connections: number; seconds: number; serverPid: number },
+  requestOnce: () => Promise<void>,
+): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const cpuBefore = process.cpuUsage();
+  const serverBefore = await cpuSeconds(spec.serverPid);
+  const started = performance.now();
+  const deadline = started + spec.seconds * 1000;
+  await Promise.all(
+    Array.from({ length: spec.connections }, async () => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        await requestOnce();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const wall = (performance.now() - started) / 1000;
+  const serverAfter = await cpuSeconds(spec.serverPid);
+  const cpu = process.cpuUsage(cpuBefore);
+  return {
+    figures: figures(spec.name, latencies, wall),
+    cpu: {
+      generator: 'node',
+      generatorCpu: (cpu.user + cpu.system) / 1e6,
+      serverCpu: (serverAfter ?? 0) - (serverBefore ?? 0),
+      wall,
+    },
+    answered: latencies.length,
   };
 }
