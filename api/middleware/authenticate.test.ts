@@ -204,9 +204,10 @@ describe('AUTH_MODE=api-key: email routes', () => {
     const key = await newKey();
     await app.post('/api/email/send', invoiceBody(), headers(key));
     const id = key.split('_')[1]!;
+    const listed = (await app.keys.list(company)).find((k) => k.id === id);
+    assert.ok(listed?.lastUsedAt instanceof Date);
     const doc = await app.database.db.collection('api_keys').findOne({ _id: id as never });
     assert.ok(doc);
-    assert.ok(doc['last_used_at'] instanceof Date);
     assert.equal(JSON.stringify(doc).includes(parseKey(key)!.secret), false);
     assert.match(String(doc['secret_hash']), /^[0-9a-f]{64}$/);
   });

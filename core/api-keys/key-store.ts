@@ -3,11 +3,16 @@ import { LRUCache } from 'lru-cache';
 import type { Scope } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import { generateKey, parseKey, secretMatches } from './key-format.ts';
+import { createKeyUses } from './key-uses.ts';
 
 /**
  * The `api_keys` collection: one document per key, `_id` = the key's id (so
  * every lookup is a primary-key read, which FerretDB serves from its index).
- * Only a hash of the secret is stored.
+ * Only a hash of the secret is stored. After its insert, the only write to a
+ * key's document is its revocation: FerretDB applies an update as a
+ * read-modify-write of the whole document, so a last-use write racing a
+ * revocation on another gateway could write the key back live. The last use
+ * is therefore kept apart, in `api_key_uses` (key-uses.ts).
  */
 export interface ApiKeyDocument {
   _id: string;
@@ -19,6 +24,7 @@ export interface ApiKeyDocument {
   /** A test-mode key (`mr_test_…`): its sends never reach a provider. Absent on keys made before. */
   test?: boolean;
   created_at: Date;
+  /** Written by earlier versions only; the last use now lives in `api_key_uses`. */
   last_used_at: Date | null;
   revoked_at: Date | null;
 }
@@ -64,10 +70,7 @@ export interface KeyStore {
  * request on busy keys.
  */
 export const KEY_CACHE_TTL_MS = 2_000;
-/** `last_used_at` is written at most this often per key and process. */
-const LAST_USED_RESOLUTION_MS = 60_000;
-
-const toApiKey = (doc: ApiKeyDocument): ApiKey => ({
+const toApiKey = (doc: ApiKeyDocument, lastUsedAt: Date | null = doc.last_used_at): ApiKey => ({
   id: doc._id,
   companyId: doc.company_id,
   organizationId: doc.organization_id,
@@ -75,14 +78,18 @@ const toApiKey = (doc: ApiKeyDocument): ApiKey => ({
   scopes: doc.scopes,
   test: doc.test === true,
   createdAt: doc.created_at,
-  lastUsedAt: doc.last_used_at,
+  lastUsedAt,
   revokedAt: doc.revoked_at,
 });
+
+/** The later of two last-use times (a key used before and after the move to `api_key_uses` has both). */
+const latest = (a: Date | null, b: Date | undefined): Date | null =>
+  b !== undefined && (a === null || b > a) ? b : a;
 
 export function createKeyStore(db: Db, logger: Logger): KeyStore {
   const keys: Collection<ApiKeyDocument> = db.collection('api_keys');
   const cache = new LRUCache<string, ApiKeyDocument>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
-  const lastUsedWritten = new LRUCache<string, number>({ max: 10_000 });
+  const uses = createKeyUses(db, logger);
 
   async function load(id: string): Promise<ApiKeyDocument | null> {
     const cached = cache.get(id);
@@ -90,15 +97,6 @@ export function createKeyStore(db: Db, logger: Logger): KeyStore {
     const doc = await keys.findOne({ _id: id });
     if (doc) cache.set(id, doc);
     return doc;
-  }
-
-  function noteUse(id: string): void {
-    const now = Date.now();
-    if (now - (lastUsedWritten.get(id) ?? 0) < LAST_USED_RESOLUTION_MS) return;
-    lastUsedWritten.set(id, now);
-    keys.updateOne({ _id: id }, { $set: { last_used_at: new Date(now) } }).catch((err: unknown) => {
-      logger.warn({ err, keyId: id }, 'could not record when an API key was last used');
-    });
   }
 
   return {
@@ -126,7 +124,10 @@ export function createKeyStore(db: Db, logger: Logger): KeyStore {
       if (companyId) filter.company_id = companyId.toLowerCase();
       if (organizationId) filter.organization_id = organizationId.toLowerCase();
       const docs = await keys.find(filter).toArray();
-      return docs.map(toApiKey).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+      const lastUsed = await uses.lastUsed(docs.map((d) => d._id));
+      return docs
+        .map((doc) => toApiKey(doc, latest(doc.last_used_at, lastUsed.get(doc._id))))
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
     },
 
     async revoke(id, companyId, organizationId) {
@@ -146,7 +147,7 @@ export function createKeyStore(db: Db, logger: Logger): KeyStore {
       if (!doc || doc.revoked_at || !secretMatches(parsed.secret, doc.secret_hash)) return undefined;
       // A live key's secret with the test prefix, or the reverse, proves nothing.
       if (parsed.test !== (doc.test === true)) return undefined;
-      noteUse(doc._id);
+      uses.note(doc._id);
       return toApiKey(doc);
     },
   };
