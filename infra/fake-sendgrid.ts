@@ -30,6 +30,10 @@ export interface SendGridMailBody {
   [key: string]: unknown;
 }
 
+/** Event posts per message at most, 50 ms after acceptance and then four times further apart each (to about 13 s). */
+const EVENT_POSTS = 5;
+const EVENT_FIRST_DELAY_MS = 50;
+
 /**
  * A planned answer: a status code; `network-error`, the connection dropped
  * once the request was read (the message NOT taken); `accept-then-drop`, the
@@ -186,7 +190,12 @@ export class FakeSendGrid {
     return this;
   }
 
-  /** SendGrid's `processed` event for an accepted message, to `eventsUrl` (best effort, like a webhook). */
+  /**
+   * SendGrid's `processed` event for an accepted message, to `eventsUrl`. Like
+   * SendGrid, a post that gets no 2xx (a gateway restarting, a balancer's 502)
+   * is posted again later; here a few times over some seconds, where SendGrid
+   * keeps trying for a day.
+   */
   private sendEvents(body: SendGridMailBody, messageId: string | undefined): void {
     const url = this.eventsUrl;
     const emailId = body.custom_args?.['email_id'] ?? body.personalizations[0]?.custom_args?.['email_id'];
@@ -198,13 +207,23 @@ export class FakeSendGrid {
       timestamp: Math.floor(Date.now() / 1000),
       sg_message_id: `${messageId}.filter`,
     };
-    setTimeout(() => {
-      fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify([event]),
-      }).catch(() => undefined);
-    }, 50).unref();
+    const post = (attempt: number) =>
+      setTimeout(
+        () => {
+          fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify([event]),
+          })
+            .then((res) => res.ok)
+            .catch(() => false)
+            .then((delivered) => {
+              if (!delivered && attempt < EVENT_POSTS && this.eventsUrl === url) post(attempt + 1);
+            });
+        },
+        EVENT_FIRST_DELAY_MS * 4 ** (attempt - 1),
+      ).unref();
+    post(1);
   }
 
   async stop(): Promise<void> {

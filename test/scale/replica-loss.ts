@@ -13,6 +13,14 @@ import type { Answer, ScaleStack } from './stack.ts';
  * request answered in the end, every run completed on the surviving worker,
  * exactly one email per run and per send, no record left pending, and the
  * stopped gateway drained and exited 0.
+ *
+ * One exception, the window docs/guarantees.md leaves open: a send whose
+ * worker died after marking its record and before the request reached the
+ * provider cannot be told from one the provider took, so its run fails
+ * "outcome unknown" and nothing is resent. Such a run is allowed only when
+ * the provider never received its message (a run that failed although its
+ * email went out is a lost event, and fails the check), and only for sends
+ * that can have been in flight at the kill.
  */
 
 const RUNS = 200;
@@ -114,6 +122,18 @@ export const replicaLoss: ScaleCase = {
     const runMail = stack.acceptedFor(runPrefix);
     const sendMail = stack.acceptedFor(sendPrefix);
     const completed = [...runs.values()].filter((r) => r.status === 'completed').length;
+    const received = new Set(stack.fake.received.map((m) => m.body.personalizations[0]?.to[0]?.email));
+    const failedRuns = users.flatMap((userId, i) => {
+      const run = runs.get(String(triggers[i]!.answer.body['runId']));
+      return run && run.status !== 'completed' ? [{ userId, ...run }] : [];
+    });
+    // The documented window: killed between the mark and the provider call, never sent, reported unknown.
+    const neverSent = failedRuns.filter(
+      (r) =>
+        r.status === 'failed' &&
+        String(r.error).includes('outcome unknown') &&
+        !received.has(`${r.userId}@example.com`),
+    );
     const records = [...(await stack.recordsFor(runPrefix)), ...(await stack.recordsFor(sendPrefix))];
     const pending = records.filter((r) => r.status_rank === 0).length;
     const retried = [...triggers, ...sends].filter((r) => r.tries > 1).length;
@@ -125,9 +145,14 @@ export const replicaLoss: ScaleCase = {
       `triggers not accepted: ${badTriggers.map((t) => t.answer.status)}`,
     );
     check.expect(new Set(runIds).size === RUNS, `${new Set(runIds).size} distinct runs for ${RUNS} keys`);
-    check.expect(completed === RUNS, `${completed}/${RUNS} runs completed`);
     check.expect(
-      runMail.size === RUNS && [...runMail.values()].every((n) => n === 1),
+      completed + neverSent.length === RUNS && neverSent.length <= CONCURRENCY,
+      `${completed}/${RUNS} runs completed; not completed: ${JSON.stringify(
+        failedRuns.filter((r) => !neverSent.includes(r)),
+      )}, ${neverSent.length} killed before the provider call`,
+    );
+    check.expect(
+      runMail.size === completed && [...runMail.values()].every((n) => n === 1),
       `${runMail.size} users emailed, ${[...runMail.values()].filter((n) => n > 1).length} more than once`,
     );
     check.expect(
@@ -149,6 +174,7 @@ export const replicaLoss: ScaleCase = {
       'requests retried with their key': retried,
       'connections the proxy moved to the other gateway': stack.proxy.refused,
       'runs completed': completed,
+      'runs failed "outcome unknown", killed before the provider call (nothing sent)': neverSent.length,
       'run emails': [...runMail.values()].reduce((a, b) => a + b, 0),
       'send emails': [...sendMail.values()].reduce((a, b) => a + b, 0),
       'records pending': pending,

@@ -21,7 +21,10 @@ const log = (line: string) => console.log(`[scale] ${line}`);
 
 async function main(): Promise<number> {
   const wanted = process.argv.slice(2).map(Number).filter(Number.isFinite);
-  const cases = wanted.length ? CASES.filter((_, i) => wanted.includes(i + 1)) : CASES;
+  const chosen = wanted.length ? CASES.filter((_, i) => wanted.includes(i + 1)) : CASES;
+  // SCALE_REPEAT=n runs the chosen cases n times over (a flaky case shows itself), the stack restored in between.
+  const repeat = Math.max(1, Number(process.env['SCALE_REPEAT'] ?? 1) || 1);
+  const cases = Array.from({ length: repeat }, () => chosen).flat();
   const started = Date.now();
   const binaries = await provision({ temporal: true, mongo: true }, log);
   const scratch = await mkdtemp(join(tmpdir(), 'mailroom-scale-'));
@@ -45,8 +48,9 @@ async function main(): Promise<number> {
     log(
       `2 gateways, 2 workers, proxy ${stack.proxy.url}: up in ${((Date.now() - started) / 1000).toFixed(1)}s`,
     );
-    for (const c of cases) {
+    for (const [round, c] of cases.entries()) {
       const n = CASES.indexOf(c) + 1;
+      if (round > 0) await stack.restore();
       log(`case ${n}: ${c.name}`);
       const t0 = Date.now();
       let ok = false;

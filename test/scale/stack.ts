@@ -131,6 +131,20 @@ export class ScaleStack {
     return { spawned, pid: spawned.child.pid! };
   }
 
+  /**
+   * Back to two gateways and two workers after a case stopped some (the
+   * replica-loss case, run again by `SCALE_REPEAT`): each exited process is
+   * started again in its place.
+   */
+  async restore(): Promise<void> {
+    const hasExited = (p: Proc) => p.spawned.child.exitCode !== null || p.spawned.child.signalCode !== null;
+    this.gateways = await Promise.all(
+      this.gateways.map((g, i) => (hasExited(g) ? this.startGateway(i, g.port) : g)),
+    );
+    this.workers = await Promise.all(this.workers.map((w) => (hasExited(w) ? this.startWorker() : w)));
+    await this.warmUp();
+  }
+
   /** Runs until both workers have completed a run (a worker process takes seconds to poll). */
   private async warmUp(): Promise<void> {
     const users = await this.insertUsers('warmup', 8);
