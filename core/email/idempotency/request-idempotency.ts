@@ -147,33 +147,55 @@ export function createRequestIdempotency(db: Db, records: RecordStore, logger: L
   const noteOnRecords = (emailIds: readonly string[], update: UpdateFilter<EmailRecord>) =>
     records.updateEach(emailIds.map((emailId) => ({ emailId, update })));
 
-  /** Runs the first request of a key, renewing its lease, and stores what may be answered again. */
-  async function runFirst<T>(id: string, request: IdempotentRequest<T>): Promise<T> {
+  /**
+   * Renews the lease of a running request every LEASE_MS / 3 until stopped.
+   * The renewal and the request's own end (its answer stored, or the key
+   * freed) are the only writes to the document while it runs, both from this
+   * process: stop() waits for a renewal in flight, so the end is never
+   * overwritten. On FerretDB an update is a read-modify-write of the whole
+   * document, and a renewal landing after the answer would put back
+   * `state: running` without it: later requests would wait, then hear "did
+   * not finish".
+   */
+  function keepLease(id: string): { stop(): Promise<void> } {
+    let inFlight: Promise<unknown> = Promise.resolve();
     const renew = setInterval(() => {
-      requests
-        .updateOne({ _id: id }, { $set: { lease_until: new Date(Date.now() + LEASE_MS) } })
+      inFlight = requests
+        .updateOne({ _id: id, state: 'running' }, { $set: { lease_until: new Date(Date.now() + LEASE_MS) } })
         .catch((err: unknown) => logger.warn({ err }, 'idempotency lease not renewed'));
     }, LEASE_MS / 3);
     renew.unref();
+    return {
+      async stop() {
+        clearInterval(renew);
+        await inFlight;
+      },
+    };
+  }
+
+  /** Runs the first request of a key, renewing its lease, and stores what may be answered again. */
+  async function runFirst<T>(id: string, request: IdempotentRequest<T>): Promise<T> {
+    const lease = keepLease(id);
+    let result: T;
     try {
-      const result = await request.run();
-      const emailIds = request.emailIdsOf(result);
-      // Noted before the answer is stored: replays (which count on) only start after.
-      await noteOnRecords(emailIds, { $set: { request_key: request.key, request_key_seen: 1 } }).catch(
-        (err: unknown) => logger.warn({ err }, 'idempotency key not noted on the records'),
-      );
-      await finish(id, { result }, emailIds);
-      return result;
+      result = await request.run();
     } catch (err) {
+      await lease.stop();
       if (isMailroomError(err) && FINAL_FAILURES.includes(err.kind))
         await finish(id, { error: { kind: err.kind, message: err.message } }, []);
       // Nothing was sent (or nothing that cannot be retried): the key is free
       // again. By `_id` alone: while it runs, nobody else removes or replaces it.
       else await requests.deleteOne({ _id: id }).catch(() => undefined);
       throw err;
-    } finally {
-      clearInterval(renew);
     }
+    const emailIds = request.emailIdsOf(result);
+    // Noted before the answer is stored: replays (which count on) only start after.
+    await noteOnRecords(emailIds, { $set: { request_key: request.key, request_key_seen: 1 } }).catch(
+      (err: unknown) => logger.warn({ err }, 'idempotency key not noted on the records'),
+    );
+    await lease.stop();
+    await finish(id, { result }, emailIds);
+    return result;
   }
 
   async function finish(id: string, answer: StoredAnswer, emailIds: string[]): Promise<void> {
