@@ -9,6 +9,7 @@ import {
   metricsOnGatewayPort,
 } from './middleware/metrics.ts';
 import { accessLog, requestLog } from './middleware/request-log.ts';
+import { requestDeadline } from './middleware/request-deadline.ts';
 import { trackingFastPath } from './middleware/tracking-fast-path.ts';
 import { referenceRoutes } from './openapi/routes.ts';
 import { mountRoutes, type RouteSpec } from './route.ts';
@@ -61,6 +62,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(requestLog(deps.logger, summary));
   app.use(httpMetrics(record));
   app.use(errorHandler(deps.logger));
+  // No route waits on the database or Temporal for ever (the dev inbox's event stream is long by design).
+  app.use(requestDeadline(deps.config.requestDeadlineMs, ['/dev/']));
   const router = new Router<AppState>();
   resolveWorkflowName(router);
   mountRoutes(router, ROUTES, deps);

@@ -10,6 +10,7 @@ import { createWebhooks } from '../core/webhooks/index.ts';
 import { createApp } from './app.ts';
 import { metricsApp, metricsStartupNotice } from './middleware/metrics.ts';
 import { startScheduledOutbox, type OutboxHandle } from './routes/email/scheduled-runs.ts';
+import { applyServerTimeouts } from './server-timeouts.ts';
 
 /**
  * The gateway process: configuration, MongoDB, a Temporal client, the email
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
   // Scheduled emails whose run could not be started (Temporal was down) get it here.
   outbox = startScheduledOutbox({ temporal, config, email, logger });
   server = app.listen(config.port);
+  applyServerTimeouts(server);
   await new Promise<void>((resolve, reject) => {
     server!.once('listening', resolve);
     server!.once('error', reject);

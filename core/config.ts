@@ -63,6 +63,8 @@ export interface Config {
   };
   /** Addresses (or CIDRs) of proxies whose X-Forwarded-For is believed. */
   trustedProxies: string[];
+  /** How long a gateway request may wait on the database or Temporal before it is answered 503 (api/request-deadline.ts). */
+  requestDeadlineMs: number;
   /** How long a click-tracking link redirects after its email was sent (docs/click-tracking.md). */
   clickLinkLifetimeMs: number;
   /** The shortest `every` a recurring schedule may have (protects the cluster from a company's 1 s loop). */
@@ -197,6 +199,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       perIpPerMinute: e.SIGNUP_LIMIT_PER_IP,
     },
     trustedProxies: trustedProxies(list(e.TRUSTED_PROXIES), fail),
+    requestDeadlineMs: e.REQUEST_DEADLINE_SECONDS * 1000,
     clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,
     scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
     devInboxDir: e.DEV_INBOX_DIR,

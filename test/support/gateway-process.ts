@@ -29,7 +29,17 @@ export interface GatewayProcess {
 
 const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
-export async function startGatewayProcess(nodeFlags: string[] = []): Promise<GatewayProcess> {
+export interface GatewayProcessOptions {
+  /** More environment for the gateway (after the defaults). */
+  env?: Record<string, string>;
+  /** `host:port` the gateway reaches the database at instead of the test database's own (a proxy in front). */
+  mongoHost?: string;
+}
+
+export async function startGatewayProcess(
+  nodeFlags: string[] = [],
+  options: GatewayProcessOptions = {},
+): Promise<GatewayProcess> {
   const company = randomUUID();
   const organization = randomUUID();
   const fake = await new FakeSendGrid().start();
@@ -41,6 +51,7 @@ export async function startGatewayProcess(nodeFlags: string[] = []): Promise<Gat
   ).plaintext;
   const url = new URL(mongoUri());
   url.pathname = `/${name}`;
+  if (options.mongoHost) url.host = options.mongoHost;
   const port = await freePort();
   const server: ChildProcess = spawn(process.execPath, [...nodeFlags, RUN_TS, 'api/server.ts'], {
     cwd: ROOT,
@@ -60,6 +71,7 @@ export async function startGatewayProcess(nodeFlags: string[] = []): Promise<Gat
         .publicKey.export({ format: 'der', type: 'spki' })
         .toString('base64'),
       LOG_LEVEL: 'fatal',
+      ...options.env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
