@@ -53,7 +53,7 @@ export const EnvSchema = Type.Object({
   SIGNUP_LIMIT_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
   TRUSTED_PROXIES: Type.String({ default: '' }),
   /** How long the gateway lets one request wait on the database or Temporal before answering 503. */
-  REQUEST_DEADLINE_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 45 }),
+  REQUEST_DEADLINE_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 90 }),
   SENDGRID_WEBHOOK_ALLOW_UNSIGNED: Type.Boolean({ default: false }),
   EMAIL_PROVIDERS: Type.String({ pattern: '^(sendgrid|smtp)(,(sendgrid|smtp))?$', default: 'sendgrid' }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', maxLength: 2000 })),
