@@ -131,7 +131,7 @@ export const replicaLoss: ScaleCase = {
     const neverSent = failedRuns.filter(
       (r) =>
         r.status === 'failed' &&
-        String(r.error).includes('outcome unknown') &&
+        JSON.stringify(r.error ?? '').includes('outcome unknown') &&
         !received.has(`${r.userId}@example.com`),
     );
     const records = [...(await stack.recordsFor(runPrefix)), ...(await stack.recordsFor(sendPrefix))];
