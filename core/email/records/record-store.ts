@@ -44,7 +44,10 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
   const emails: Collection<EmailRecord> = db.collection<EmailRecord>('emails');
   /** The pending records, for the sweeper (in-flight.ts). */
   const inFlight = createInFlight(db);
-  /** After the record left pending; a failure leaves the entry to the sweeper, which drops it. */
+  /**
+   * After the record was sent, not awaited (the answer does not wait for it; a sent record is
+   * never pending again); a failure leaves the entry to the sweeper, which drops it.
+   */
   const landed = (emailId: string) => void inFlight.remove(emailId).catch(() => undefined);
 
   const announced = <T>(
@@ -171,8 +174,9 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
               { error: reason, error_kind: kind, updated_at: new Date() },
               STATUS_RANK.failed,
             );
-            // Failed now or not pending before: either way no longer in flight.
-            landed(emailId);
+            // Failed now or not pending before: either way no longer in flight. Awaited (off the
+            // send's path): a reset run may renew the entry next, and must not be overtaken.
+            await inFlight.remove(emailId).catch(() => undefined);
             return failed;
           }),
         (failed) => failed,
