@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Collection, Db, Document } from 'mongodb';
+import { IN_FLIGHT_COLLECTION } from '../core/email/records/in-flight.ts';
 import { STATUS_RANK, type EmailRecord } from '../core/email/records/record.ts';
 import type { SuppressionDoc } from '../core/email/suppressions/suppression-store.ts';
 import { newViewKey } from '../core/email/tracking/view-key.ts';
@@ -9,8 +10,9 @@ import { newViewKey } from '../core/email/tracking/view-key.ts';
  * A database that has grown (`BENCH_RECORDS=<n>`, bench/records.ts): `n`
  * email records as a year of sends leaves them, spread over many companies,
  * with what grows beside them: suppressions (a hard bounce or a spam report
- * of some of them), workflow steps' idempotency keys, and a day's
- * `Idempotency-Key` requests. Written with `insertMany` in batches of
+ * of some of them), workflow steps' idempotency keys, a day's
+ * `Idempotency-Key` requests, and a few records left pending (with their
+ * in-flight entries) for the sweeper. Written with `insertMany` in batches of
  * FILL_BATCH, several batches in flight.
  *
  * FILL_BATCH and FILL_IN_FLIGHT were measured on FerretDB 1.24 (SQLite) on the
@@ -29,6 +31,8 @@ const OUTCOMES: ReadonlyArray<{ share: number; status: keyof typeof STATUS_RANK 
   { share: 0.05, status: 'sent' },
   { share: 0.03, status: 'bounced' },
   { share: 0.02, status: 'failed' },
+  // Left pending by a crash mid-send: what the sweeper finds (in flight, in-flight.ts).
+  { share: 0.001, status: 'pending' },
 ];
 
 /**
@@ -45,6 +49,8 @@ export interface FillResult {
   /** The sample's records, oldest first. */
   sample: EmailRecord[];
   records: number;
+  /** Records left pending, each with its in-flight entry: the sweeper's work. */
+  stuck: number;
   companies: number;
   suppressions: number;
   stepKeys: number;
@@ -90,7 +96,7 @@ export function grownRecord(
   const later = (ms: number) => new Date(created.getTime() + ms);
   const status = forced ?? statusOf(random());
   const rank = STATUS_RANK[status];
-  const handedOver = status !== 'failed';
+  const handedOver = status !== 'failed' && status !== 'pending';
   // Customers get many emails; a bounced address is one of its own (it is suppressed afterwards).
   const to = status === 'bounced' ? `gone${i}@example.com` : `customer${i % 5000}@example.com`;
   const record: EmailRecord = {
@@ -167,7 +173,7 @@ export async function fillRecords(
   const started = performance.now();
   const random = prng(n);
   const companies = companiesFor(n);
-  const counts = { suppressions: 0, stepKeys: 0, requests: 0 };
+  const counts = { suppressions: 0, stepKeys: 0, requests: 0, stuck: 0 };
   let logged = 0;
   await inBatches(n, batch, async (start, size) => {
     const records = Array.from({ length: size }, (_, j) => {
@@ -184,11 +190,16 @@ export async function fillRecords(
     const bounced = records.filter((r) => r.bounced_at).map(suppressionOf);
     // A third of the sends come from workflow steps, each with its step's key.
     const keyed = records.filter(() => random() < 0.3).map(stepKeyOf);
+    const stuck = records
+      .filter((r) => r.status_rank === STATUS_RANK.pending)
+      .map((r) => ({ _id: r._id, since: r.created_at }));
     await insert(db.collection('emails'), records);
     await Promise.all([
       insert(db.collection('suppressions'), bounced),
       insert(db.collection('email_idempotency'), keyed),
+      insert(db.collection(IN_FLIGHT_COLLECTION), stuck),
     ]);
+    counts.stuck += stuck.length;
     counts.suppressions += bounced.length;
     counts.stepKeys += keyed.length;
     if (start + size >= ((logged + 1) * n) / 10) {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Db } from 'mongodb';
-import { PENDING_BOUND_MS } from '../core/email/records/sweeper.ts';
+import { pino } from 'pino';
+import { sweepStuckPending } from '../core/email/records/sweeper.ts';
+import { createSuppressionStore } from '../core/email/suppressions/suppression-store.ts';
 import { createRecordStore } from '../core/email/records/record-store.ts';
 import type { EmailRecord } from '../core/email/records/record.ts';
 import { freePort } from '../infra/processes.ts';
@@ -25,8 +27,8 @@ import { invoiceBody } from '../test/support/sample-emails.ts';
  * database in the same run: two identical gateways on the same FerretDB (or
  * MongoDB), one per database, loaded in alternating rounds exactly like a
  * path and its floor (lib/http-pair.ts). Prints, per path, exactly
- * `records <path> <n> ratio <large ÷ empty throughput> target 0.85`, and the
- * time of one sweeper query on each database (`records sweep_query …`).
+ * `ratio records_<path> <large ÷ empty throughput> target 0.85 …` (recordsLine),
+ * and the time of one sweeper pass on each database (`records sweep_pass …`).
  */
 export const RECORDS_TARGET = 0.85;
 /** Below this the "large" database is not large; the quick run may go down to it. */
@@ -55,9 +57,12 @@ export function parseRecordsCount(raw: string): number {
   return n;
 }
 
-/** The machine-readable line. */
+/**
+ * The machine-readable line: `ratio records_<path> <at size ÷ empty> target 0.85`
+ * (the main bench's shape), then both throughputs it divides.
+ */
 export const recordsLine = (n: number, r: Ratio): string =>
-  `records ${r.name} ${n} ratio ${r.value.toFixed(3)} target ${r.target}`;
+  `ratio records_${r.name} ${r.value.toFixed(3)} target ${r.target} at_size ${r.ours.ops.toFixed(1)}/s empty ${r.floor.ops.toFixed(1)}/s records ${n}`;
 
 export async function runRecords(opts: RecordsOptions): Promise<Ratio[]> {
   const { log, n } = opts;
@@ -191,15 +196,16 @@ export async function runRecords(opts: RecordsOptions): Promise<Ratio[]> {
       return pairRatio('webhook', rounds);
     });
 
-    const sweep = {
-      empty: await sweepQuerySeconds(empty),
-      large: await sweepQuerySeconds(large),
-    };
+    const sweep = { empty: await sweepPass(empty), large: await sweepPass(large) };
+    const listing = { empty: await listingPage(empty, company), large: await listingPage(large, company) };
     console.log(`\n${table(ratios)}`);
     console.log('');
     for (const r of ratios) console.log(recordsLine(n, r));
     console.log(
-      `records sweep_query ${n} large ${sweep.large.toFixed(3)} s empty ${sweep.empty.toFixed(3)} s`,
+      `records sweep_pass ${n} at_size ${sweep.large.seconds.toFixed(3)} s (${sweep.large.swept} swept of ${fill.stuck} stuck) empty ${sweep.empty.seconds.toFixed(3)} s`,
+    );
+    console.log(
+      `records suppression_page ${n} at_size ${listing.large.toFixed(3)} s (${fill.suppressions} suppressions) empty ${listing.empty.toFixed(3)} s`,
     );
     return ratios;
   } finally {
@@ -270,13 +276,20 @@ async function seedSample(db: Db, company: string, count: number): Promise<Email
   return records;
 }
 
-/** One sweeper query (records still pending past the bound), timed. */
-async function sweepQuerySeconds(db: Db): Promise<number> {
+/** One pass of the worker's sweeper (stuck pending records failed, at most a batch), timed. */
+async function sweepPass(db: Db): Promise<{ seconds: number; swept: number }> {
   const t0 = performance.now();
-  await createRecordStore(db).listPendingBefore(new Date(Date.now() - PENDING_BOUND_MS), 200);
+  const swept = await sweepStuckPending(createRecordStore(db), pino({ level: 'silent' }));
+  return { seconds: (performance.now() - t0) / 1000, swept: swept.length };
+}
+
+/** One page (100) of a company's suppression list, as `GET /api/suppressions` reads it, timed. */
+async function listingPage(db: Db, company: string): Promise<number> {
+  const t0 = performance.now();
+  await createSuppressionStore(db).list(company, { limit: 100 });
   return (performance.now() - t0) / 1000;
 }
 
 function fillSummary(f: FillResult): string {
-  return `filled ${f.records} records of ${f.companies} companies, ${f.suppressions} suppressions, ${f.stepKeys} step keys, ${f.requests} request keys in ${f.seconds.toFixed(1)} s (${(f.records / f.seconds).toFixed(0)} records/s)`;
+  return `filled ${f.records} records of ${f.companies} companies (${f.stuck} stuck pending), ${f.suppressions} suppressions, ${f.stepKeys} step keys, ${f.requests} request keys in ${f.seconds.toFixed(1)} s (${(f.records / f.seconds).toFixed(0)} records/s)`;
 }

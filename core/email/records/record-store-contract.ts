@@ -45,8 +45,10 @@ export interface RecordStore {
   noteAttemptFailed(emailId: string, reason: string, kind: ErrorKind, outcomeKnown: boolean): Promise<void>;
   /**
    * Records still pending that were created before `before` (the sweeper);
-   * a scheduled one only once its `send_at` is before `before` too. A scan on FerretDB (status and date filters are not pushed down): for a
-   * periodic task, never for a request.
+   * a scheduled one only once its `send_at` is before `before` too; a record
+   * reopened by a reset run counts from its reopening. Read from the small
+   * in-flight collection (in-flight.ts), never by a scan of `emails`; entries
+   * whose record is no longer pending are dropped on the way.
    */
   listPendingBefore(before: Date, limit: number): Promise<EmailRecord[]>;
   /** Applies a tracking or provider event; false when no record matches. */

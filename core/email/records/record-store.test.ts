@@ -9,6 +9,7 @@ import { startEmailCore, type EmailCore } from '../../../test/support/email-core
 import type { EmailService } from '../contract.ts';
 import type { Caller } from '../../identity.ts';
 import { STATUS_RANK, type EmailRecord } from './record.ts';
+import { IN_FLIGHT_COLLECTION, type InFlightEntry } from './in-flight.ts';
 import { newViewKey } from '../tracking/view-key.ts';
 import { clickTokens } from '../tracking/click-token.ts';
 import { welcomeBody } from '../../../test/support/sample-emails.ts';
@@ -35,7 +36,7 @@ const SEEDED = 20_000;
 const ID_INDEX_PLAN = /USING INDEX \S+__id_|IDHACK|"indexName":"_id_"|EXPRESS/;
 const FILTERED = ['find', 'update', 'findAndModify', 'delete', 'count', 'distinct', 'aggregate'];
 /** The collections a send, a replay or an event touches: records, suppressions, idempotency keys. */
-const WATCHED = ['emails', 'suppressions', 'email_requests', 'email_idempotency'];
+const WATCHED = ['emails', 'suppressions', 'email_requests', 'email_idempotency', IN_FLIGHT_COLLECTION];
 
 const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
 const body = (subject = 'Welcome') =>
@@ -166,11 +167,12 @@ describe('the send path and events: every query selects by _id', () => {
    * selecting by a plain `_id` (other conditions may stand beside it), and
    * each filter, explained as a find on its collection, planned on the `_id` index.
    */
-  async function assertOnlyIdFilters(expectedIds?: string[]) {
+  async function assertOnlyIdFilters(expectedIds?: string[], exceptOn?: string) {
     watching = false;
     assert.ok(seen.length > 0, 'the operation read or wrote emails');
     const explained = new Set<string>();
     for (const { command, collection, filter } of seen) {
+      if (collection === exceptOn) continue;
       const shown = `${command} ${collection} ${JSON.stringify(filter)}`;
       assert.ok(Object.keys(filter).includes('_id'), shown);
       assert.equal(typeof filter['_id'], 'string', shown);
@@ -320,5 +322,75 @@ describe('the send path and events: every query selects by _id', () => {
     assert.equal((await bulkOnce()).replayed, true);
     assert.equal(fake.accepted.length, 3);
     await assertOnlyIdFilters();
+  });
+
+  it('the sweeper: reads the in-flight entries, then each record by _id', async () => {
+    const db = core.database.db;
+    watching = false;
+    const stuck = seeded[100]!;
+    await db
+      .collection<EmailRecord>('emails')
+      .updateOne({ _id: stuck._id }, { $set: { status_rank: STATUS_RANK.pending } });
+    const inFlight = db.collection<InFlightEntry>(IN_FLIGHT_COLLECTION);
+    await inFlight.insertOne({ _id: stuck._id, since: stuck.created_at });
+    watching = true;
+    const swept = await email.sweepStuckPending();
+    assert.deepEqual(
+      swept.map((s) => s.email_id),
+      [stuck.email_id],
+    );
+    assert.equal((await email.getStatus(stuck.email_id, authenticatedAs(caller))).status, 'failed');
+    // The one filter not by `_id` is on the in-flight entries: the records pending now (other
+    // tests' failed sends), not the 20,000 records.
+    const scans = seen.filter((s) => s.collection === IN_FLIGHT_COLLECTION && !('_id' in s.filter));
+    assert.equal(scans.length, 1, JSON.stringify(scans));
+    const entries = await inFlight.find({}, { projection: { _id: 1 } }).toArray();
+    assert.ok(entries.length < 20, `${entries.length} entries in flight`);
+    assert.ok(!entries.some((e) => e._id === stuck._id));
+    await assertOnlyIdFilters(undefined, IN_FLIGHT_COLLECTION);
+  });
+
+  it("a suppression listing page: the company's `_id` range, limit + 1 entries", async () => {
+    // A company of its own: the other tests suppress addresses of `caller`'s.
+    const company = randomUUID();
+    for (const address of ['a@list.example', 'b@list.example', 'c@list.example'])
+      await email.suppressions.add(company, { email: address });
+    // Each page's find, as plain values (the driver hands the sort over as a Map).
+    const finds: { filter: string; sort: string; limit: unknown }[] = [];
+    const watch = (event: CommandStartedEvent) => {
+      const c = event.command;
+      if (event.commandName !== 'find' || c['find'] !== 'suppressions') return;
+      const sort = c['sort'] instanceof Map ? Object.fromEntries(c['sort']) : c['sort'];
+      finds.push({ filter: JSON.stringify(c['filter']), sort: JSON.stringify(sort), limit: c['limit'] });
+    };
+    core.database.client.on('commandStarted', watch);
+    try {
+      const first = await email.suppressions.list(company, { limit: 2 });
+      assert.deepEqual(
+        first.data.map((e) => e.email),
+        ['a@list.example', 'b@list.example'],
+      );
+      const second = await email.suppressions.list(company, { limit: 2, after: first.next });
+      assert.deepEqual(
+        second.data.map((e) => e.email),
+        ['c@list.example'],
+      );
+    } finally {
+      core.database.client.off('commandStarted', watch);
+    }
+    // Each page asks for one company's ids past the cursor, at most limit + 1 of them: no
+    // other company's entry and never a whole list come back, however large the collection.
+    assert.deepEqual(finds, [
+      {
+        filter: JSON.stringify({ _id: { $gt: `${company}/`, $lt: `${company}0` } }),
+        sort: '{"_id":1}',
+        limit: 3,
+      },
+      {
+        filter: JSON.stringify({ _id: { $gt: `${company}/b@list.example`, $lt: `${company}0` } }),
+        sort: '{"_id":1}',
+        limit: 3,
+      },
+    ]);
   });
 });

@@ -11,6 +11,7 @@ import { emailIdOfViewKey, viewKeyMatches } from '../tracking/view-key.ts';
 import { HANDED_OVER_FIELDS, eventUpdate, openUpdate, wasGuessedFailed } from './record-events.ts';
 import { announce, NO_LIFECYCLE_SINK, type LifecycleChange, type LifecycleSink } from './lifecycle.ts';
 import { change, eventChanges, suppressedChange } from './lifecycle-changes.ts';
+import { createInFlight } from './in-flight.ts';
 
 /**
  * The `emails` collection: how email records are written and read.
@@ -41,6 +42,13 @@ export const OPEN_WRITE_CHUNK = 25;
  */
 export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCLE_SINK): RecordStore {
   const emails: Collection<EmailRecord> = db.collection<EmailRecord>('emails');
+  /** The pending records, for the sweeper (in-flight.ts). */
+  const inFlight = createInFlight(db);
+  /**
+   * After the record was sent, not awaited (the answer does not wait for it; a sent record is
+   * never pending again); a failure leaves the entry to the sweeper, which drops it.
+   */
+  const landed = (emailId: string) => void inFlight.remove(emailId).catch(() => undefined);
 
   const announced = <T>(
     changes: LifecycleChange[],
@@ -91,6 +99,8 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
   return {
     insert: (record) =>
       announced(suppressedChange(record._id, record.suppressed, record.created_at), async () => {
+        if (record.status_rank === STATUS_RANK.pending)
+          await inFlight.add(record._id, record.send_at ?? record.created_at);
         await emails.insertOne({ ...record });
       }),
 
@@ -128,12 +138,14 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
           };
           if (!othersMayHaveFailedIt) {
             await emails.updateOne({ _id: emailId }, sent);
+            landed(emailId);
             return;
           }
           // The record as it was before this write, in the same round trip: was
           // it failed as "outcome unknown" meanwhile? The answer proves otherwise.
           // (No projection: FerretDB does not implement one on findAndModify.)
           const before = await emails.findOneAndUpdate({ _id: emailId }, sent, { returnDocument: 'before' });
+          landed(emailId);
           if (before && wasGuessedFailed(before))
             await setHandedOverRank(emailId, { ...before, ...sent.$set });
         }),
@@ -156,13 +168,17 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
       announced(
         [change('failed', emailId, new Date())],
         () =>
-          lock.run(emailId, () =>
-            updateIfPending(
+          lock.run(emailId, async () => {
+            const failed = await updateIfPending(
               emailId,
               { error: reason, error_kind: kind, updated_at: new Date() },
               STATUS_RANK.failed,
-            ),
-          ),
+            );
+            // Failed now or not pending before: either way no longer in flight. Awaited (off the
+            // send's path): a reset run may renew the entry next, and must not be overtaken.
+            await inFlight.remove(emailId).catch(() => undefined);
+            return failed;
+          }),
         (failed) => failed,
       ),
 
@@ -170,6 +186,8 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
       lock.run(emailId, async () => {
         const current = await emails.findOne({ _id: emailId });
         if (!current || !failedBeforeHandOver(current)) return null;
+        // In flight again, its bound counted from now: before the write, as for a new record.
+        await inFlight.renew(emailId, new Date());
         return emails.findOneAndUpdate(
           { _id: emailId, status_rank: STATUS_RANK.failed, error_kind: current.error_kind },
           {
@@ -203,12 +221,16 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
       }),
 
     async listPendingBefore(before, limit) {
-      // A scheduled email is pending by design until its send_at: counted from then.
-      const notScheduledAfter = { $or: [{ send_at: { $exists: false } }, { send_at: { $lt: before } }] };
-      return emails
-        .find({ status_rank: STATUS_RANK.pending, created_at: { $lt: before }, ...notScheduledAfter })
-        .limit(limit)
-        .toArray();
+      // The in-flight entries due (in-flight.ts), then each record by `_id`.
+      const due = await inFlight.due(before, limit);
+      const records = await Promise.all(due.map((entry) => emails.findOne({ _id: entry._id })));
+      const pending: EmailRecord[] = [];
+      for (const [i, record] of records.entries()) {
+        if (record?.status_rank === STATUS_RANK.pending) pending.push(record);
+        // No record (a crash between the two inserts) or one that moved on: not in flight.
+        else await inFlight.remove(due[i]!._id);
+      }
+      return pending;
     },
 
     async applyEvent(by, event, at = new Date()) {

@@ -8,8 +8,9 @@ import { isMailroomError } from '../../errors.ts';
 import { startEmailCore, type EmailCore } from '../../../test/support/email-core.ts';
 import { welcomeBody } from '../../../test/support/sample-emails.ts';
 import type { Caller } from '../../identity.ts';
-import { statusOf, type EmailRecord } from './record.ts';
+import { STATUS_RANK, statusOf, type EmailRecord } from './record.ts';
 import { createRecordStore } from './record-store.ts';
+import { IN_FLIGHT_COLLECTION, type InFlightEntry } from './in-flight.ts';
 import { PENDING_BOUND_MS, startSweeper, sweepStuckPending, type SweptRecord } from './sweeper.ts';
 
 const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
@@ -31,10 +32,14 @@ function capturingLogger() {
 describe('sweeper: records stuck in pending', () => {
   let core: EmailCore;
   const emails = () => core.database.db.collection<EmailRecord>('emails');
+  const inFlight = () => core.database.db.collection<InFlightEntry>(IN_FLIGHT_COLLECTION);
   const byKey = (key: string) => emails().findOne({ idempotency_key: key });
-  /** As if created `ms` ago. */
-  const backdate = (emailId: string, ms: number) =>
-    emails().updateOne({ _id: emailId }, { $set: { created_at: new Date(Date.now() - ms) } });
+  /** As if created `ms` ago: the record, and its in-flight entry if it has one. */
+  const backdate = async (emailId: string, ms: number) => {
+    const at = new Date(Date.now() - ms);
+    await emails().updateOne({ _id: emailId }, { $set: { created_at: at } });
+    await inFlight().updateOne({ _id: emailId }, { $set: { since: at } });
+  };
   /** A keyed send left pending by a failed attempt: `503` (not sent) or `accept-then-drop` (maybe sent). */
   async function leftPending(answer: 503 | 'accept-then-drop'): Promise<EmailRecord> {
     const key = `wf-${randomUUID()}/sweep`;
@@ -55,6 +60,7 @@ describe('sweeper: records stuck in pending', () => {
   beforeEach(async () => {
     core.fake.reset();
     await emails().deleteMany({});
+    await inFlight().deleteMany({});
   });
 
   it('fails old pending records with the reason, leaves young and finished ones alone, logs each', async () => {
@@ -93,10 +99,33 @@ describe('sweeper: records stuck in pending', () => {
     assert.deepEqual(logged.map((l) => l['email_id']).sort(), swept.map((s) => s.email_id).sort());
     assert.ok(logged.every((l) => l['msg'] === 'stuck pending email swept'));
 
+    // What stays in flight: the young pending record alone (the sent one's entry went with its send).
+    assert.deepEqual(
+      (await inFlight().find({}).toArray()).map((e) => e._id),
+      [young.email_id],
+    );
     // A second sweep finds nothing left to do.
     assert.deepEqual(await sweepStuckPending(createRecordStore(core.database.db), logger), []);
     // The status endpoint shows the verdict.
     assert.equal((await core.email.getStatus(maybeSent.email_id, authenticatedAs(caller))).status, 'failed');
+  });
+
+  it('keeps only records in flight: a sent send leaves none, stale entries are dropped', async () => {
+    const sent = await core.email.send(body('sent'), authenticatedAs(caller));
+    // The entry is removed after the answer, off the send's path: wait for it.
+    for (let i = 0; i < 100 && (await inFlight().countDocuments({ _id: sent.email_id })) > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await inFlight().countDocuments({ _id: sent.email_id }), 0);
+    // Entries left behind: a record a provider event moved on, and a crash before the record's insert.
+    const delivered = await leftPending('accept-then-drop');
+    await emails().updateOne({ _id: delivered.email_id }, { $set: { status_rank: STATUS_RANK.delivered } });
+    const orphan = randomUUID();
+    await inFlight().insertOne({ _id: orphan, since: new Date() });
+    for (const id of [delivered.email_id, orphan]) await backdate(id, PENDING_BOUND_MS + 1000);
+
+    const { logger } = capturingLogger();
+    assert.deepEqual(await sweepStuckPending(createRecordStore(core.database.db), logger), []);
+    assert.equal(await inFlight().countDocuments({}), 0);
   });
 
   it('the periodic task sweeps through the service and hands each swept record to onSwept', async () => {

@@ -10,6 +10,7 @@ import { authenticatedAs } from '../../identity.ts';
 import { statusOf, type EmailRecord } from '../records/record.ts';
 import { createRecordStore } from '../records/record-store.ts';
 import { PENDING_BOUND_MS, sweepStuckPending } from '../records/sweeper.ts';
+import { IN_FLIGHT_COLLECTION, type InFlightEntry } from '../records/in-flight.ts';
 import { MAX_SCHEDULE_AHEAD_MS, parseSendAt } from './send-at.ts';
 
 /**
@@ -120,6 +121,10 @@ describe('scheduled sends: what is decided at send time', () => {
     assert.deepEqual(await sweepStuckPending(createRecordStore(core.database.db), quiet), []);
     // Its time passed long ago and nothing sent it: swept like any stuck send.
     await emails().updateOne({ _id: scheduled.email_id }, { $set: { send_at: longAgo } });
+    // …and for the sweeper, which reads the time from the record's in-flight entry.
+    await core.database.db
+      .collection<InFlightEntry>(IN_FLIGHT_COLLECTION)
+      .updateOne({ _id: scheduled.email_id }, { $set: { since: longAgo } });
     const swept = await sweepStuckPending(createRecordStore(core.database.db), quiet);
     assert.deepEqual(
       swept.map((s) => [s.email_id, s.outcome]),
