@@ -1,6 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { Address } from '../addresses.ts';
 import type { SkippedRecipient, SuppressionReason } from '../email-schema.ts';
+import { createCheckCache, SUPPRESSION_CHECK_CACHE_MS } from './check-cache.ts';
 
 /**
  * The `suppressions` collection: per company, the addresses Mailroom will not
@@ -11,6 +12,10 @@ import type { SkippedRecipient, SuppressionReason } from '../email-schema.ts';
  * read. A company's list is the `_id` range of its prefix (a scan on FerretDB,
  * an index range on MongoDB: an operator's listing, never on the send path).
  * One company's entries can never match another's: the company is part of the key.
+ *
+ * A send's check is answered from what this process read within
+ * SUPPRESSION_CHECK_CACHE_MS (check-cache.ts); this store's own adds and
+ * removes apply to the next check at once.
  */
 
 export interface SuppressionDoc {
@@ -76,19 +81,48 @@ const RECIPIENT_CHOICES: readonly SuppressionReason[] = ['spam_report', 'unsubsc
 
 const view = ({ _id, ...rest }: SuppressionDoc): Suppression => rest;
 
-export function createSuppressionStore(db: Db): SuppressionStore {
+export function createSuppressionStore(
+  db: Db,
+  /** How long a check's answer is reused (0: read every time). */
+  { checkCacheMs = SUPPRESSION_CHECK_CACHE_MS }: { checkCacheMs?: number } = {},
+): SuppressionStore {
   const entries: Collection<SuppressionDoc> = db.collection('suppressions');
+  const checked = createCheckCache(checkCacheMs);
+
+  /** Runs a write of entry `_id`; whatever its outcome, cached checks of it are forgotten. */
+  async function changing<T>(_id: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      checked.changed(_id);
+    }
+  }
+
+  /** One `{ _id }` read: FerretDB answers `_id` equality from its primary key but scans for `_id: { $in }`. */
+  async function read(_id: string): Promise<SuppressionReason | null> {
+    const reading = checked.begin();
+    const doc = await entries.findOne({ _id }, { projection: { reason: 1 } });
+    const reason = doc?.reason ?? null;
+    checked.fill(reading, _id, reason);
+    return reason;
+  }
 
   return {
     async check(companyId, addresses) {
-      // One `{ _id }` read per distinct address, in parallel: FerretDB answers
-      // `_id` equality from its primary key but scans for `_id: { $in }`.
-      const ids = [...new Set(addresses.map((a) => idOf(companyId, a)))];
-      const docs = await Promise.all(
-        ids.map((_id) => entries.findOne({ _id }, { projection: { email: 1, reason: 1 } })),
+      // Each distinct address once, the uncached ones read in parallel.
+      const emails = [...new Set(addresses.map(normalizeAddress))];
+      const reasons = await Promise.all(
+        emails.map((email) => {
+          const _id = idOf(companyId, email);
+          const cached = checked.get(_id);
+          return cached === undefined ? read(_id) : cached;
+        }),
       );
       const found = new Map<string, SuppressionReason>();
-      for (const doc of docs) if (doc) found.set(doc.email, doc.reason);
+      emails.forEach((email, i) => {
+        const reason = reasons[i];
+        if (reason) found.set(email, reason);
+      });
       return found;
     },
 
@@ -111,7 +145,7 @@ export function createSuppressionStore(db: Db): SuppressionStore {
           email: existing.email,
           updated_at: now,
         };
-        await entries.replaceOne({ _id }, updated);
+        await changing(_id, () => entries.replaceOne({ _id }, updated));
         return { suppression: view(updated), created: false };
       }
       const doc: SuppressionDoc = {
@@ -122,7 +156,7 @@ export function createSuppressionStore(db: Db): SuppressionStore {
         updated_at: now,
       };
       try {
-        await entries.insertOne(doc);
+        await changing(_id, () => entries.insertOne(doc));
         return { suppression: view(doc), created: true };
       } catch (err) {
         // Added concurrently (two webhook events for one address): the first one stands.
@@ -133,7 +167,8 @@ export function createSuppressionStore(db: Db): SuppressionStore {
     },
 
     async remove(companyId, address) {
-      const { deletedCount } = await entries.deleteOne({ _id: idOf(companyId, address) });
+      const _id = idOf(companyId, address);
+      const { deletedCount } = await changing(_id, () => entries.deleteOne({ _id }));
       return deletedCount > 0;
     },
 

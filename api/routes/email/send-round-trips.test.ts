@@ -1,0 +1,66 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { CommandStartedEvent } from 'mongodb';
+import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
+
+/**
+ * What one send costs the database: after the first send to an address, a
+ * send within the suppression check's cache time (core/email/suppressions/
+ * check-cache.ts) makes the floor's two writes and nothing else; a
+ * suppression added in between still applies to the very next send.
+ */
+describe('POST /api/email/send: database round trips', () => {
+  const app = useEmailApp({ monitorCommands: true });
+
+  /** The commands (`<name> <collection>`) on the app's database while `fn` runs. */
+  async function commandsDuring(fn: () => Promise<void>): Promise<string[]> {
+    const seen: string[] = [];
+    const dbName = app.database.db.databaseName;
+    const listener = (event: CommandStartedEvent) => {
+      if (event.databaseName === dbName)
+        seen.push(`${event.commandName} ${String(event.command[event.commandName])}`);
+    };
+    app.database.client.on('commandStarted', listener);
+    try {
+      await fn();
+    } finally {
+      app.database.client.off('commandStarted', listener);
+    }
+    return seen;
+  }
+
+  const send = (to: string) => app.post('/api/email/send', invoiceBody({ to }));
+
+  it('a repeat send to the same recipient: insert and update only', async () => {
+    const to = 'repeat@example.com';
+    const first = await commandsDuring(async () => assert.equal((await send(to)).status, 200));
+    assert.ok(first.includes('find suppressions'), `first send checks the list: ${first.join(', ')}`);
+    const again = await commandsDuring(async () => assert.equal((await send(to)).status, 200));
+    assert.ok(!again.includes('find suppressions'), `answered from the cache: ${again.join(', ')}`);
+    assert.deepEqual(
+      again.filter((command) => !command.endsWith(' emails')),
+      [],
+      'nothing but the record',
+    );
+    assert.deepEqual(
+      again.filter((command) => command.endsWith(' emails')),
+      ['insert emails', 'update emails'],
+    );
+  });
+
+  it('a suppression added through the API applies to the next send at once', async () => {
+    const to = 'soon-suppressed@example.com';
+    assert.equal((await send(to)).status, 200);
+    const added = await app.post('/api/email/suppressions', { email: to });
+    assert.equal(added.status, 201);
+    const refused = await send(to);
+    assert.equal(refused.status, 400);
+    assert.match(
+      String(refused.body['error']),
+      /^all recipients are suppressed: soon-suppressed@example\.com/,
+    );
+    const removed = await app.delete(`/api/email/suppressions/${to}`);
+    assert.equal(removed.status, 200);
+    assert.equal((await send(to)).status, 200);
+  });
+});
