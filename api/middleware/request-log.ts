@@ -29,10 +29,14 @@ export function requestLog(logger: Logger, summary = createAccessSummary(logger)
 
 /** Sets `X-Request-Id` on the answer (the caller's own when acceptable) and returns it. */
 export function assignRequestId(ctx: Context): string {
-  const given = ctx.get('x-request-id');
-  const requestId = ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
+  const requestId = requestIdFor(ctx.get('x-request-id'));
   ctx.set('X-Request-Id', requestId);
   return requestId;
+}
+
+/** The request id of a request that came with `given` as its `X-Request-Id` (or none). */
+export function requestIdFor(given: string | undefined): string {
+  return given !== undefined && ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 /**
@@ -50,7 +54,8 @@ export function accessLog(logger: Logger, summary: AccessSummary) {
   };
 }
 
-function logLine(
+/** The line of one request that is not summarised (any request but the tracking routes' successes). */
+export function logLine(
   logger: Logger,
   line: { requestId: string; method: string; path: string; status: number; ms: number },
 ) {
