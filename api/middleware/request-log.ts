@@ -42,8 +42,8 @@ export function requestIdFor(given: string | undefined): string {
 /**
  * What is logged of a finished request (started at `started`, hrtime): the
  * tracking routes' successes go into the summary, everything else is a line.
- * Shared by the request log and the tracking routes' fast path
- * (tracking-fast-path.ts), so both log alike.
+ * The tracking routes' listener (tracking-fast-path.ts) does the same with
+ * the route it matched: the summary, or logLine for a 5xx.
  */
 export function accessLog(logger: Logger, summary: AccessSummary) {
   return function logFinished(ctx: Context, requestId: string, started: bigint): void {
