@@ -8,9 +8,10 @@ import {
   metricsEndpoint,
   metricsOnGatewayPort,
 } from './middleware/metrics.ts';
-import { accessLog, requestLog } from './middleware/request-log.ts';
+import { requestLog } from './middleware/request-log.ts';
 import { requestDeadline } from './middleware/request-deadline.ts';
-import { trackingFastPath } from './middleware/tracking-fast-path.ts';
+import { trackingFastPath, type RequestListener } from './middleware/tracking-fast-path.ts';
+import { clickAnswerer, pixelAnswerer } from './middleware/tracking-fast-path-answers.ts';
 import { referenceRoutes } from './openapi/routes.ts';
 import { mountRoutes, type RouteSpec } from './route.ts';
 import { mountDevPages } from './routes/dev/index.ts';
@@ -40,24 +41,32 @@ export const ROUTES: readonly RouteSpec[] = [
 
 /**
  * The gateway: first the tracking routes (the open pixel and tracked links,
- * hit once per email opened or link followed), answered by a fast path that
- * gives them the same metrics, logging and answers in one step
- * (api/middleware/tracking-fast-path.ts); then `GET /metrics` for scrapers
+ * hit once per email opened or link followed), answered in the HTTP request
+ * listener before Koa with the same metrics, logging and answers
+ * (api/middleware/tracking-fast-path.ts; `app.callback()`, and so
+ * `app.listen()`, include it); then, in Koa, `GET /metrics` for scrapers
  * when served on this port (metricsOnGatewayPort; neither logged nor
  * counted); then for every other request one request log line, its metrics
  * and one error shape, then the routes, each with the request concerns it
  * declares (body limit, content type, identity; api/route.ts).
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
-  const app = new Koa<AppState>();
+  // One summary and one set of bound metric series for both paths to the tracking routes.
+  const summary = createAccessSummary(deps.logger);
+  const record = httpMetricsRecorder();
+  const app = new Gateway(
+    trackingFastPath(
+      [
+        { spec: pixelRoute, answer: pixelAnswerer(deps) },
+        { spec: clickRoute, answer: clickAnswerer(deps) },
+      ],
+      { logger: deps.logger, summary, record },
+    ),
+  );
   // X-Forwarded-For is believed only from TRUSTED_PROXIES (api/middleware/authenticate.ts).
   app.proxy = false;
   // Koa would print every error to stderr; errorHandler already logs what matters.
   app.silent = true;
-  // One summary and one set of bound metric series for both paths to the tracking routes.
-  const summary = createAccessSummary(deps.logger);
-  const record = httpMetricsRecorder();
-  app.use(trackingFastPath([pixelRoute, clickRoute], deps, accessLog(deps.logger, summary), record));
   if (metricsOnGatewayPort(deps.config)) app.use(metricsEndpoint(deps.config.metricsToken));
   app.use(requestLog(deps.logger, summary));
   app.use(httpMetrics(record));
@@ -72,4 +81,16 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
+}
+
+/** Koa whose request listener puts `first` ahead of Koa's own (the tracking routes). */
+class Gateway extends Koa<AppState> {
+  constructor(private readonly first: (next: RequestListener) => RequestListener) {
+    super();
+  }
+
+  override callback(): ReturnType<Koa['callback']> {
+    // Koa's listener also types HTTP/2 requests; this gateway serves HTTP/1.1 only (app.listen).
+    return this.first(super.callback()) as ReturnType<Koa['callback']>;
+  }
 }

@@ -34,22 +34,39 @@ export function httpMetrics(record = httpMetricsRecorder()) {
 export function httpMetricsRecorder() {
   // One label set per method, route and status, bound once: prom-client's
   // labels() hashes the label values on every call, the bound child does not.
-  const bound = new Map<string, { count: { inc(): void }; time: { observe(seconds: number): void } }>();
+  // Looked up by nested maps, so a request builds no key string.
+  const bound = new Map<string, Map<string, Map<number, BoundSeries>>>();
+  let boundCount = 0;
   const MAX_BOUND = 2_000; // methods are caller text: past this, label sets are not kept
-  return function recordRequest(method: string, route: string, statusCode: number, started: bigint): void {
+  function seriesOf(method: string, route: string, statusCode: number): BoundSeries {
+    const known = bound.get(method)?.get(route)?.get(statusCode);
+    if (known) return known;
     const status = String(statusCode);
-    const key = `${method} ${route} ${status}`;
-    let series = bound.get(key);
-    if (!series) {
-      series = {
-        count: httpRequests.labels(method, route, status),
-        time: httpRequestDuration.labels(method, route, status),
-      };
-      if (bound.size < MAX_BOUND) bound.set(key, series);
+    const series = {
+      count: httpRequests.labels(method, route, status),
+      time: httpRequestDuration.labels(method, route, status),
+    };
+    if (boundCount < MAX_BOUND) {
+      let byRoute = bound.get(method);
+      if (!byRoute) bound.set(method, (byRoute = new Map()));
+      let byStatus = byRoute.get(route);
+      if (!byStatus) byRoute.set(route, (byStatus = new Map()));
+      byStatus.set(statusCode, series);
+      boundCount++;
     }
+    return series;
+  }
+  return function recordRequest(method: string, route: string, statusCode: number, started: bigint): void {
+    const series = seriesOf(method, route, statusCode);
     series.count.inc();
     series.time.observe(Number(process.hrtime.bigint() - started) / 1e9);
   };
+}
+
+/** One label set's counter and histogram, bound. */
+interface BoundSeries {
+  count: { inc(): void };
+  time: { observe(seconds: number): void };
 }
 
 export const METRICS_PATH = '/metrics';

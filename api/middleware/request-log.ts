@@ -29,17 +29,21 @@ export function requestLog(logger: Logger, summary = createAccessSummary(logger)
 
 /** Sets `X-Request-Id` on the answer (the caller's own when acceptable) and returns it. */
 export function assignRequestId(ctx: Context): string {
-  const given = ctx.get('x-request-id');
-  const requestId = ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
+  const requestId = requestIdFor(ctx.get('x-request-id'));
   ctx.set('X-Request-Id', requestId);
   return requestId;
+}
+
+/** The request id of a request that came with `given` as its `X-Request-Id` (or none). */
+export function requestIdFor(given: string | undefined): string {
+  return given !== undefined && ACCEPTABLE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 /**
  * What is logged of a finished request (started at `started`, hrtime): the
  * tracking routes' successes go into the summary, everything else is a line.
- * Shared by the request log and the tracking routes' fast path
- * (tracking-fast-path.ts), so both log alike.
+ * The tracking routes' listener (tracking-fast-path.ts) does the same with
+ * the route it matched: the summary, or logLine for a 5xx.
  */
 export function accessLog(logger: Logger, summary: AccessSummary) {
   return function logFinished(ctx: Context, requestId: string, started: bigint): void {
@@ -50,7 +54,8 @@ export function accessLog(logger: Logger, summary: AccessSummary) {
   };
 }
 
-function logLine(
+/** The line of one request that is not summarised (any request but the tracking routes' successes). */
+export function logLine(
   logger: Logger,
   line: { requestId: string; method: string; path: string; status: number; ms: number },
 ) {

@@ -7,11 +7,11 @@ import { TEST_SECRET } from '../../test/support/env.ts';
 import { Scrape } from '../../test/support/metrics.ts';
 
 /**
- * The tracking routes are answered by a fast path ahead of the general
- * middleware (tracking-fast-path.ts) for their exact spellings, and by the
- * router for the rest (a trailing slash): a caller gets the same answer
- * either way, with an X-Request-Id, and every request is counted in the HTTP
- * metrics under the route's template.
+ * The tracking routes are answered in the HTTP request listener, before Koa
+ * (tracking-fast-path.ts), for their exact spellings, and by the router for
+ * the rest (a trailing slash): a caller gets the same answer either way,
+ * with an X-Request-Id, and every request is counted in the HTTP metrics
+ * under the route's template. Everything else reaches Koa untouched.
  */
 describe('tracking routes: fast path and general chain alike', () => {
   let app: EmailTestApp;
@@ -68,6 +68,65 @@ describe('tracking routes: fast path and general chain alike', () => {
     const undecodable = await bothWays('/api/email/click/%E0%A4%A');
     assert.equal(undecodable.status, 400);
     await app.email.flushOpens();
+  });
+
+  it('a click: the same redirect body for HTML and plain-text callers, the same for HEAD', async () => {
+    const token = clickTokens(TEST_SECRET).sign(randomUUID(), "https://acme.example/a?b=1&c='2'")!;
+    const html = await bothWays(`/api/email/click/${token}`, '', { headers: { accept: 'text/html' } });
+    assert.equal(html.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(
+      Buffer.from(html.body, 'hex').toString(),
+      'Redirecting to https://acme.example/a?b=1&amp;c=%272%27.',
+    );
+    const plain = await bothWays(`/api/email/click/${token}`, '', {
+      headers: { accept: 'application/json' },
+    });
+    assert.equal(plain.headers['content-type'], 'text/plain; charset=utf-8');
+    assert.equal(
+      Buffer.from(plain.body, 'hex').toString(),
+      'Redirecting to https://acme.example/a?b=1&c=%272%27.',
+    );
+    const head = await bothWays(`/api/email/click/${token}`, '', { method: 'HEAD' });
+    assert.equal(head.status, 302);
+    assert.equal(head.body, '');
+    const noToken = await answer('/api/email/click/');
+    assert.equal(noToken.status, 404, 'an empty token is no route: Koa answers it');
+    await app.email.flushOpens();
+  });
+
+  it('other paths and methods reach Koa: its 404, 405 and the POST route', async () => {
+    // Another case is the router's to match (it ignores case): the same GIF, from Koa.
+    const otherCase = await answer('/api/email/Track');
+    assert.equal(otherCase.status, 200);
+    assert.equal(otherCase.headers['content-type'], 'image/gif');
+    for (const path of ['/api/email/trackx', '/api/email/click', '/api/email/track/x']) {
+      const res = await answer(path);
+      assert.equal(res.status, 404, path);
+      assert.equal(Buffer.from(res.body, 'hex').toString(), '{"success":false,"error":"not found"}');
+      assert.match(res.requestId ?? '', /^[0-9a-f-]{36}$/);
+    }
+    const put = await answer('/api/email/track', { method: 'PUT' });
+    assert.equal(put.status, 405);
+    const event = await answer('/api/email/track', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ view_key: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', event_type: 'opened' }),
+    });
+    assert.equal(event.status, 404, 'the POST route looked the key up');
+    assert.equal(Buffer.from(event.body, 'hex').toString(), '{"success":false,"error":"email not found."}');
+  });
+
+  it('a failure while answering is a 500 in the error shape, not a dropped connection', async () => {
+    const recordOpen = app.email.recordOpen;
+    app.email.recordOpen = () => Promise.reject(new Error('boom'));
+    try {
+      const failed = await bothWays('/api/email/track', '?view_key=x');
+      assert.equal(failed.status, 500);
+      assert.equal(failed.headers['content-type'], 'application/json; charset=utf-8');
+      assert.equal(Buffer.from(failed.body, 'hex').toString(), '{"success":false,"error":"internal error"}');
+    } finally {
+      app.email.recordOpen = recordOpen;
+    }
   });
 
   it("echoes the caller's X-Request-Id", async () => {
