@@ -3,6 +3,8 @@ import type { AttemptResult } from '../core/webhooks/attempt-delivery.ts';
 import {
   ENDPOINT_GONE,
   type BatchedAttempt,
+  type DeliverWebhooksInput,
+  type FirstAttempt,
   type Webhooks,
   type WorkflowEventData,
   type WorkflowEventType,
@@ -21,9 +23,25 @@ export function createWebhookActivities(deps: { webhooks: Webhooks }) {
       settle(await webhooks.attempt(deliveryKey, Context.current().info.attempt));
     },
 
-    /** One POST of a delivery of a batch (deliverWebhooks: its input carries the body). */
+    /** The first attempt of every delivery of a batch, concurrently; never throws for a delivery's sake. */
+    async attemptWebhookBatch(batch: DeliverWebhooksInput): Promise<FirstAttempt[]> {
+      const { endpointKey, endpointVersion } = batch;
+      return Promise.all(
+        batch.deliveries.map(async (delivery) => {
+          const result = await webhooks
+            .attemptBatched({ ...delivery, endpointKey, endpointVersion, attemptsBefore: 0 }, 1)
+            // A database error is this delivery's failed attempt, not the batch's.
+            .catch((err: unknown) => ({ outcome: 'retry' as const, why: (err as Error).message }));
+          return result.outcome === 'delivered'
+            ? { eventId: delivery.eventId, outcome: result.outcome }
+            : { eventId: delivery.eventId, outcome: result.outcome, why: result.why };
+        }),
+      );
+    },
+
+    /** A later attempt of a delivery of a batch (its input carries the body). */
     async attemptBatchedWebhook(item: BatchedAttempt): Promise<void> {
-      settle(await webhooks.attemptBatched(item, Context.current().info.attempt));
+      settle(await webhooks.attemptBatched(item, item.attemptsBefore + Context.current().info.attempt));
     },
 
     /** The delivery gave up (24 h of retries, or its endpoint is gone): `failed`, with why. */

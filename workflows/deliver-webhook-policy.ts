@@ -17,3 +17,21 @@ export const attemptOptions = (retry: DeliveryRetry): ActivityOptions => ({
     nonRetryableErrorTypes: [ENDPOINT_GONE],
   },
 });
+
+/**
+ * The options of a batched delivery's attempts after the batch's first one
+ * (started `retry.initialSeconds` after it): the same schedule continued, so
+ * the second attempt's successor waits initial × 2, and the same 24 h from the first.
+ */
+export const laterAttemptOptions = (retry: DeliveryRetry): ActivityOptions =>
+  attemptOptions({
+    initialSeconds: Math.min(retry.initialSeconds * 2, retry.maxSeconds),
+    maxSeconds: retry.maxSeconds,
+    giveUpSeconds: Math.max(1, retry.giveUpSeconds - retry.initialSeconds),
+  });
+
+/** The batch's first attempt: every delivery POSTed once, concurrently; not retried as a whole. */
+export const FIRST_ATTEMPT_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '2m',
+  retry: { maximumAttempts: 1 },
+};

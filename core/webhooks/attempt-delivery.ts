@@ -56,6 +56,7 @@ export async function attemptDelivery(
       payload: delivery.payload,
       endpointKey: delivery.endpoint_key,
       endpointVersion: 0,
+      attemptsBefore: 0,
     },
     attempt,
   );

@@ -45,6 +45,15 @@ export interface DeliverWebhooksInput {
 export interface BatchedAttempt extends BatchedDelivery {
   endpointKey: string;
   endpointVersion: number;
+  /** Attempts made before this activity's first (the batch's first attempt): numbers its attempts. */
+  attemptsBefore: number;
+}
+
+/** What a batch's first attempt did for one delivery (the batch activity's result, in the Web UI). */
+export interface FirstAttempt {
+  eventId: string;
+  outcome: 'delivered' | 'retry' | 'gone';
+  why?: string;
 }
 
 /** Deliveries per batch run at most. */

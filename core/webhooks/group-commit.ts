@@ -21,15 +21,24 @@ export function createGroupCommit<T>(
   write: (items: T[]) => Promise<void>,
   /** Items per write at most (a caller's items are never split). */
   maxItems: number,
+  /**
+   * Time between the starts of two writes at least: work that can wait a
+   * little (background hand-overs) is gathered into fewer, larger writes.
+   */
+  minIntervalMs = 0,
 ): GroupCommit<T> {
   const waiting: Waiting<T>[] = [];
   let busy = false;
+  let lastStart = 0;
   let draining: Promise<void> = Promise.resolve();
 
   async function drain() {
     // Set and cleared synchronously with the emptiness check: nothing submitted can be left behind.
     busy = true;
     while (waiting.length > 0) {
+      const wait = lastStart + minIntervalMs - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      lastStart = Date.now();
       const group: Waiting<T>[] = [waiting.shift()!];
       let count = group[0]!.items.length;
       while (waiting.length > 0 && count + waiting[0]!.items.length <= maxItems) {

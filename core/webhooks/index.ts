@@ -89,4 +89,4 @@ export { endpointUrlProblem } from './endpoint-url.ts';
 export { EVENT_TYPES, webhookPayloadSchema } from './webhook-events.ts';
 export type { WorkflowEventData, WorkflowEventType } from './webhook-events.ts';
 export { ENDPOINT_GONE } from './delivery-workflow.ts';
-export type { BatchedAttempt } from './delivery-workflow.ts';
+export type { BatchedAttempt, DeliverWebhooksInput, FirstAttempt } from './delivery-workflow.ts';

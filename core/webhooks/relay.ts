@@ -27,6 +27,12 @@ export const RECOVERY_INTERVAL_MS = 2000;
 const HAND_OVER_BATCH = 100;
 /** Outbox entries written together at most (concurrent announcements). */
 const ANNOUNCE_BATCH = 100;
+/**
+ * Hand-overs start at most this often per process: events gathered meanwhile
+ * share one batch (fewer writes and Temporal runs), at the cost of this much
+ * more lag at most.
+ */
+const HAND_OVER_INTERVAL_MS = 200;
 
 export interface Relay {
   /** The record store's listener (core/email/records/lifecycle.ts). */
@@ -80,6 +86,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const handOvers = createGroupCommit<OutboxDoc>(
     async (docs) => void (await handOver(docs, true)),
     HAND_OVER_BATCH,
+    HAND_OVER_INTERVAL_MS,
   );
 
   function inBackground(work: Promise<unknown>) {

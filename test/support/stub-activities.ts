@@ -33,6 +33,7 @@ const DEFAULTS: Activities = {
   markEmailFailed: async () => undefined,
   attemptWebhookDelivery: async () => undefined,
   attemptBatchedWebhook: async () => undefined,
+  attemptWebhookBatch: async () => [],
   failWebhookDelivery: async () => undefined,
   failWebhookDeliveries: async () => undefined,
   emitWorkflowEvent: async () => undefined,
