@@ -1,6 +1,10 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { AttemptResult } from '../core/webhooks/attempt-delivery.ts';
 import {
   ENDPOINT_GONE,
+  type BatchedAttempt,
+  type DeliverWebhooksInput,
+  type FirstAttempt,
   type Webhooks,
   type WorkflowEventData,
   type WorkflowEventType,
@@ -16,15 +20,38 @@ export function createWebhookActivities(deps: { webhooks: Webhooks }) {
   return {
     /** One POST of the delivery; throws (retryable) unless the endpoint answered 2xx. */
     async attemptWebhookDelivery(deliveryKey: string): Promise<void> {
-      const result = await webhooks.attempt(deliveryKey, Context.current().info.attempt);
-      if (result.outcome === 'delivered') return;
-      if (result.outcome === 'gone') throw ApplicationFailure.nonRetryable(result.why, ENDPOINT_GONE);
-      throw ApplicationFailure.retryable(result.why, 'WebhookAttemptFailed');
+      settle(await webhooks.attempt(deliveryKey, Context.current().info.attempt));
+    },
+
+    /** The first attempt of every delivery of a batch, concurrently; never throws for a delivery's sake. */
+    async attemptWebhookBatch(batch: DeliverWebhooksInput): Promise<FirstAttempt[]> {
+      const { endpointKey, endpointVersion } = batch;
+      return Promise.all(
+        batch.deliveries.map(async (delivery) => {
+          const result = await webhooks
+            .attemptBatched({ ...delivery, endpointKey, endpointVersion, attemptsBefore: 0 }, 1)
+            // A database error is this delivery's failed attempt, not the batch's.
+            .catch((err: unknown) => ({ outcome: 'retry' as const, why: (err as Error).message }));
+          return result.outcome === 'delivered'
+            ? { eventId: delivery.eventId, outcome: result.outcome }
+            : { eventId: delivery.eventId, outcome: result.outcome, why: result.why };
+        }),
+      );
+    },
+
+    /** A later attempt of a delivery of a batch (its input carries the body). */
+    async attemptBatchedWebhook(item: BatchedAttempt): Promise<void> {
+      settle(await webhooks.attemptBatched(item, item.attemptsBefore + Context.current().info.attempt));
     },
 
     /** The delivery gave up (24 h of retries, or its endpoint is gone): `failed`, with why. */
     async failWebhookDelivery(deliveryKey: string, why: string): Promise<void> {
       await webhooks.deliveries.fail(deliveryKey, why);
+    },
+
+    /** Deliveries of a batch that gave up. */
+    async failWebhookDeliveries(failed: Array<{ deliveryKey: string; why: string }>): Promise<void> {
+      for (const { deliveryKey, why } of failed) await webhooks.deliveries.fail(deliveryKey, why);
     },
 
     /** `workflow.completed` / `failed` / `cancelled` for the run's company's endpoints. */
@@ -41,4 +68,11 @@ export function createWebhookActivities(deps: { webhooks: Webhooks }) {
       );
     },
   };
+}
+
+/** Returns for a 2xx; throws so that Temporal retries the attempt, or not when the endpoint is gone. */
+function settle(result: AttemptResult): void {
+  if (result.outcome === 'delivered') return;
+  if (result.outcome === 'gone') throw ApplicationFailure.nonRetryable(result.why, ENDPOINT_GONE);
+  throw ApplicationFailure.retryable(result.why, 'WebhookAttemptFailed');
 }

@@ -7,5 +7,6 @@
 export { sendWelcomeEmail } from './send-welcome-email.ts';
 export { sendEmailReceivedEin } from './send-email-received-ein.ts';
 export { deliverWebhook } from './deliver-webhook.ts';
+export { deliverWebhooks } from './deliver-webhooks.ts';
 // Started by the gateway for each email with `send_at`, not through the trigger registry.
 export { sendScheduledEmail } from './scheduled-send.ts';

@@ -1,6 +1,11 @@
 import type { Collection, Db } from 'mongodb';
 import type { EventType } from './webhook-events.ts';
 
+interface WriteError {
+  code?: number;
+  index: number;
+}
+
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 /** One document of `webhook_deliveries`: one event to one endpoint. `_id`: `<endpoint _id>/<event id>`. */
@@ -29,16 +34,20 @@ export interface AttemptOutcome {
 }
 
 export interface DeliveryStore {
-  /** Creates it; false when it exists already (the event was handed over before). */
-  create(doc: DeliveryDoc): Promise<boolean>;
+  /** Creates them; resolves with the keys of those created (the others exist already: handed over before). */
+  createMany(docs: readonly DeliveryDoc[]): Promise<Set<string>>;
   get(key: string): Promise<DeliveryDoc | null>;
   /** An endpoint's deliveries, newest first, `before` a delivery's creation time and id (the cursor). */
   list(endpointKey: string, limit: number, before?: { at: Date; id: string }): Promise<DeliveryDoc[]>;
-  noteAttempt(key: string, outcome: AttemptOutcome): Promise<void>;
+  /** Attempt results, one update each by `_id`, in bulk writes of CHUNK. */
+  noteAttempts(results: ReadonlyArray<{ key: string; outcome: AttemptOutcome }>): Promise<void>;
   fail(key: string, why: string): Promise<void>;
   /** A replay: pending again, attempts kept (they are history). */
   reopen(key: string): Promise<void>;
 }
+
+/** Writes per bulk write (FerretDB slows sharply on larger ones; docs/storage.md). */
+const CHUNK = 25;
 
 export const deliveryKeyOf = (endpointKey: string, eventId: string) => `${endpointKey}/${eventId}`;
 
@@ -49,14 +58,23 @@ export async function ensureDeliveryIndexes(db: Db): Promise<void> {
 export function createDeliveryStore(db: Db): DeliveryStore {
   const deliveries: Collection<DeliveryDoc> = db.collection<DeliveryDoc>('webhook_deliveries');
   return {
-    async create(doc) {
-      try {
-        await deliveries.insertOne(doc);
-        return true;
-      } catch (err) {
-        if ((err as { code?: number }).code === 11000) return false;
-        throw err;
+    async createMany(docs) {
+      const created = new Set<string>();
+      for (let i = 0; i < docs.length; i += CHUNK) {
+        const chunk = docs.slice(i, i + CHUNK);
+        const existing = new Set<number>();
+        try {
+          await deliveries.insertMany(chunk, { ordered: false });
+        } catch (err) {
+          // Duplicate ids only: those deliveries were created by an earlier hand-over.
+          const errors = (err as { writeErrors?: WriteError[] | WriteError }).writeErrors;
+          const list = Array.isArray(errors) ? errors : errors ? [errors] : [];
+          if (list.length === 0 || list.some((e) => e.code !== 11000)) throw err;
+          for (const e of list) existing.add(e.index);
+        }
+        chunk.forEach((doc, index) => existing.has(index) || created.add(doc._id));
       }
+      return created;
     },
     get: (key) => deliveries.findOne({ _id: key }),
     list: (endpointKey, limit, before) =>
@@ -77,21 +95,27 @@ export function createDeliveryStore(db: Db): DeliveryStore {
         .sort({ created_at: -1, event_id: -1 })
         .limit(limit)
         .toArray(),
-    async noteAttempt(key, outcome) {
+    async noteAttempts(results) {
       const now = new Date();
-      await deliveries.updateOne(
-        { _id: key },
-        {
-          $inc: { attempts: 1 },
-          $set: {
-            last_response_code: outcome.responseCode,
-            last_error: outcome.error,
-            last_attempt_at: now,
-            next_attempt_at: outcome.nextAttemptAt,
-            ...(outcome.ok ? { status: 'delivered' as const, finished_at: now } : {}),
-          },
-        },
-      );
+      for (let i = 0; i < results.length; i += CHUNK)
+        await deliveries.bulkWrite(
+          results.slice(i, i + CHUNK).map(({ key, outcome }) => ({
+            updateOne: {
+              filter: { _id: key },
+              update: {
+                $inc: { attempts: 1 },
+                $set: {
+                  last_response_code: outcome.responseCode,
+                  last_error: outcome.error,
+                  last_attempt_at: now,
+                  next_attempt_at: outcome.nextAttemptAt,
+                  ...(outcome.ok ? { status: 'delivered' as const, finished_at: now } : {}),
+                },
+              },
+            },
+          })),
+          { ordered: false },
+        );
     },
     async fail(key, why) {
       await deliveries.updateOne(

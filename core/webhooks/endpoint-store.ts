@@ -54,8 +54,12 @@ export interface EndpointStore {
   rotateSecret(owner: EndpointOwner, id: string): Promise<{ secret: string; previousExpiresAt: Date } | null>;
   /** Every enabled endpoint (the subscription cache; a small collection). */
   enabled(): Promise<EndpointDoc[]>;
-  /** After an attempt: a 2xx clears the failure count; the `disableAfter`-th failure in a row disables it. */
-  noteAttempt(key: string, ok: boolean, why: string, disableAfter: number): Promise<void>;
+  /**
+   * After an attempt: a 2xx clears the failure count; the `disableAfter`-th
+   * failure in a row disables it. Resolves with the endpoint as written after a
+   * failure (null after a 2xx, or when it is gone).
+   */
+  noteAttempt(key: string, ok: boolean, why: string, disableAfter: number): Promise<EndpointDoc | null>;
 }
 
 export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
@@ -177,24 +181,21 @@ export function createEndpointStore(db: Db): EndpointStore {
           { _id: key, failed_attempts: { $gt: 0 } },
           { $set: { failed_attempts: 0 } },
         );
-        return;
+        return null;
       }
       const after = await endpoints.findOneAndUpdate(
         { _id: key },
         { $inc: { failed_attempts: 1 } },
         { returnDocument: 'after' },
       );
-      if (after && after.enabled && after.failed_attempts >= disableAfter)
-        await endpoints.updateOne(
-          { _id: key },
-          {
-            $set: {
-              enabled: false,
-              disabled_reason: `disabled after ${after.failed_attempts} failed attempts in a row (last: ${why})`,
-              updated_at: new Date(),
-            },
-          },
-        );
+      if (!after || !after.enabled || after.failed_attempts < disableAfter) return after;
+      const disabled = {
+        enabled: false,
+        disabled_reason: `disabled after ${after.failed_attempts} failed attempts in a row (last: ${why})`,
+        updated_at: new Date(),
+      };
+      await endpoints.updateOne({ _id: key }, { $set: disabled });
+      return { ...after, ...disabled };
     },
   };
   return store;

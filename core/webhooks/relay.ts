@@ -1,9 +1,12 @@
 import type { Collection, Db } from 'mongodb';
 import { happenedFilter, statusOf, type EmailRecord, type LifecycleSink } from '../email/records/index.ts';
 import type { Logger } from '../logger.ts';
-import { deliveryKeyOf, type DeliveryStore } from './delivery-store.ts';
+import { deliveryKeyOf, type DeliveryDoc, type DeliveryStore } from './delivery-store.ts';
+import { MAX_DELIVERIES_PER_RUN } from './delivery-workflow.ts';
+import type { EndpointDoc } from './endpoint-store.ts';
+import { createGroupCommit } from './group-commit.ts';
 import type { Outbox, OutboxDoc } from './outbox.ts';
-import type { StartDelivery } from './start-delivery.ts';
+import type { StartBatch, StartDelivery } from './start-delivery.ts';
 import type { EventAudience, Subscriptions } from './subscriptions.ts';
 import {
   eventIdOf,
@@ -20,8 +23,16 @@ export const OUTBOX_GRACE_MS = 3000;
 export const UNWRITTEN_AFTER_MS = 60_000;
 /** How often each process looks for entries left behind (a crash, Temporal unreachable). */
 export const RECOVERY_INTERVAL_MS = 2000;
-/** Entries handed over at once in the background, per process. */
-const CONCURRENCY = 16;
+/** Entries handed over together at most (one record read each, then one write per step for all). */
+const HAND_OVER_BATCH = 100;
+/** Outbox entries written together at most (concurrent announcements). */
+const ANNOUNCE_BATCH = 100;
+/**
+ * Hand-overs start at most this often per process: events gathered meanwhile
+ * share one batch (fewer writes and Temporal runs), at the cost of this much
+ * more lag at most.
+ */
+const HAND_OVER_INTERVAL_MS = 200;
 
 export interface Relay {
   /** The record store's listener (core/email/records/lifecycle.ts). */
@@ -45,47 +56,50 @@ export interface RelayDeps {
   subscriptions: Subscriptions;
   deliveries: DeliveryStore;
   startDelivery: StartDelivery;
+  startBatch: StartBatch;
   logger: Logger;
 }
 
+/** An outbox entry read against its record: what to deliver, or that it is done with, or not yet. */
+type Resolved = { audience: EventAudience; body: string } | 'never-happened' | 'not-yet';
+
 /**
- * Moves events from the outbox to Temporal: for each entry, reads the record
- * (the change must be on it: `happenedFilter`), builds the payload, and for
- * every endpoint that subscribes creates the delivery and starts its run;
- * then deletes the entry. Entries are handed over right after their change
- * in the process that made it, and any left behind by a recovery pass that
- * every gateway and worker runs. Two processes handing over the same entry
- * create one delivery and one run (both keyed by the event id).
+ * Moves events from the outbox to Temporal. Concurrent announcements are
+ * written as one insert (group commit), and entries are handed over in
+ * batches: each record read by `_id` (the change must be on it:
+ * `happenedFilter`), one insert of all their deliveries, one `deliverWebhooks`
+ * run per endpoint for the deliveries this hand-over created, one delete of
+ * the entries. Entries are handed over right after their change in the
+ * process that made it, and any left behind by a recovery pass that every
+ * gateway and worker runs. A delivery that existed already (two processes
+ * handed the same event over, or a hand-over broke off after creating it)
+ * gets its own `deliverWebhook` run, keyed by the event id, which sends
+ * nothing for a delivery that ended.
  */
 export function createRelay(deps: RelayDeps): Relay {
   const { outbox, subscriptions, deliveries, logger } = deps;
   const emails: Collection<EmailRecord> = deps.db.collection<EmailRecord>('emails');
-  let running = 0;
-  const queue: Array<() => Promise<void>> = [];
+  let handingOver = 0;
 
-  function inBackground(task: () => Promise<void>) {
-    queue.push(task);
-    pump();
-  }
-  function pump() {
-    while (running < CONCURRENCY && queue.length > 0) {
-      const task = queue.shift()!;
-      running++;
-      void task()
-        .catch((err: unknown) =>
-          logger.warn({ err: (err as Error).message }, 'webhook hand-over failed; retried by recovery'),
-        )
-        .finally(() => {
-          running--;
-          pump();
-        });
-    }
+  const announcements = createGroupCommit<OutboxDoc>((docs) => outbox.add(docs), ANNOUNCE_BATCH);
+  const removals = createGroupCommit<string>((ids) => outbox.remove(ids), HAND_OVER_BATCH);
+  const handOvers = createGroupCommit<OutboxDoc>(
+    async (docs) => void (await handOver(docs, true)),
+    HAND_OVER_BATCH,
+    HAND_OVER_INTERVAL_MS,
+  );
+
+  function inBackground(work: Promise<unknown>) {
+    handingOver++;
+    void work
+      .catch((err: unknown) =>
+        logger.warn({ err: (err as Error).message }, 'webhook hand-over failed; retried by recovery'),
+      )
+      .finally(() => handingOver--);
   }
 
-  /** Hands one entry over; `writerDone`: its writer finished, so a change not on the record never happened. */
-  async function handOver(doc: OutboxDoc, writerDone: boolean): Promise<boolean> {
-    let audience: EventAudience;
-    let data: EmailEventData | WorkflowEventData;
+  /** `writerDone`: its writer finished, so a change not on the record never happened. */
+  async function resolve(doc: OutboxDoc, writerDone: boolean): Promise<Resolved> {
     if (doc.email_id !== undefined && doc.kind !== undefined) {
       const record = await emails.findOne({
         _id: doc.email_id,
@@ -93,53 +107,69 @@ export function createRelay(deps: RelayDeps): Relay {
           doc.view_key === undefined ? { kind: doc.kind } : { kind: doc.kind, viewKey: doc.view_key },
         ),
       });
-      if (!record) {
-        if (writerDone || Date.now() - doc.created_at.getTime() > UNWRITTEN_AFTER_MS)
-          await outbox.remove([doc._id]);
-        return false;
-      }
-      audience = {
+      if (!record)
+        return writerDone || Date.now() - doc.created_at.getTime() > UNWRITTEN_AFTER_MS
+          ? 'never-happened'
+          : 'not-yet';
+      const audience = {
         companyId: record.company_id,
         organizationId: record.organization_id,
         test: record.test === true,
       };
-      data = emailEventData(record);
-    } else if (doc.audience && doc.data) {
-      audience = doc.audience;
-      data = doc.data;
-    } else {
-      await outbox.remove([doc._id]);
-      return false;
+      return { audience, body: bodyOf(doc, emailEventData(record)) };
     }
-    const endpoints = await subscriptions.matching(doc.type, audience);
-    const payload: WebhookPayload = { type: doc.type, timestamp: doc.at.toISOString(), data };
-    const body = JSON.stringify(payload);
-    for (const endpoint of endpoints) {
-      const deliveryKey = deliveryKeyOf(endpoint._id, doc._id);
-      await deliveries.create({
-        _id: deliveryKey,
-        endpoint_key: endpoint._id,
-        event_id: doc._id,
-        type: doc.type,
-        payload: body,
-        status: 'pending',
-        attempts: 0,
-        last_response_code: null,
-        last_error: null,
-        last_attempt_at: null,
-        next_attempt_at: new Date(),
-        created_at: new Date(),
-        finished_at: null,
-      });
-      await deps.startDelivery({
-        deliveryKey,
-        endpointId: endpoint.id,
-        eventId: doc._id,
-        companyId: endpoint.company_id,
-      });
+    if (doc.audience && doc.data) return { audience: doc.audience, body: bodyOf(doc, doc.data) };
+    return 'never-happened';
+  }
+
+  /** Hands a batch of entries over; resolves with how many were delivered to Temporal. */
+  async function handOver(entries: readonly OutboxDoc[], writerDone: boolean): Promise<number> {
+    // A once-per-record event announced twice in the same few milliseconds is one entry.
+    const docs = [...new Map(entries.map((doc) => [doc._id, doc])).values()];
+    const resolved = await Promise.all(docs.map((doc) => resolve(doc, writerDone)));
+    const done: string[] = [];
+    const byEndpoint = new Map<string, { endpoint: EndpointDoc; deliveries: DeliveryDoc[] }>();
+    const now = new Date();
+    let handed = 0;
+    for (const [i, doc] of docs.entries()) {
+      const event = resolved[i]!;
+      if (event === 'not-yet') continue;
+      done.push(doc._id);
+      if (event === 'never-happened') continue;
+      handed++;
+      for (const endpoint of await subscriptions.matching(doc.type, event.audience)) {
+        const group = byEndpoint.get(endpoint._id) ?? { endpoint, deliveries: [] };
+        byEndpoint.set(endpoint._id, group);
+        group.deliveries.push(newDelivery(endpoint._id, doc, event.body, now));
+      }
     }
-    await outbox.remove([doc._id]);
-    return true;
+    const groups = [...byEndpoint.values()];
+    const created = await deliveries.createMany(groups.flatMap((g) => g.deliveries));
+    await Promise.all(groups.map((g) => startRuns(g.endpoint, g.deliveries, created)));
+    await outbox.remove(done);
+    return handed;
+  }
+
+  async function startRuns(endpoint: EndpointDoc, list: DeliveryDoc[], created: Set<string>) {
+    const fresh = list
+      .filter((d) => created.has(d._id))
+      .map((d) => ({ deliveryKey: d._id, eventId: d.event_id, payload: d.payload }));
+    const target = {
+      key: endpoint._id,
+      id: endpoint.id,
+      companyId: endpoint.company_id,
+      version: endpoint.updated_at.getTime(),
+    };
+    for (let i = 0; i < fresh.length; i += MAX_DELIVERIES_PER_RUN)
+      await deps.startBatch(target, fresh.slice(i, i + MAX_DELIVERIES_PER_RUN));
+    for (const d of list)
+      if (!created.has(d._id))
+        await deps.startDelivery({
+          deliveryKey: d._id,
+          endpointId: endpoint.id,
+          eventId: d.event_id,
+          companyId: endpoint.company_id,
+        });
   }
 
   const relay: Relay = {
@@ -161,11 +191,10 @@ export function createRelay(deps: RelayDeps): Relay {
           });
         }
         if (docs.length === 0) return { settled() {} };
-        await outbox.add(docs);
+        await announcements.submit(docs);
         return {
           settled(written) {
-            if (!written) inBackground(() => outbox.remove(docs.map((d) => d._id)));
-            else for (const doc of docs) inBackground(async () => void (await handOver(doc, true)));
+            inBackground(written ? handOvers.submit(docs) : removals.submit(docs.map((d) => d._id)));
           },
         };
       },
@@ -181,23 +210,21 @@ export function createRelay(deps: RelayDeps): Relay {
         audience,
         data,
       };
-      await outbox.add([doc]);
+      await announcements.submit([doc]);
       // Stored: Temporal being unreachable now is the recovery pass's business, not the run's.
-      inBackground(async () => void (await handOver(doc, true)));
+      inBackground(handOvers.submit([doc]));
     },
 
     async recover() {
-      const stale = await outbox.olderThan(new Date(Date.now() - OUTBOX_GRACE_MS), 100);
-      let handed = 0;
-      for (const doc of stale) if (await handOver(doc, false)) handed++;
-      return handed;
+      const stale = await outbox.olderThan(new Date(Date.now() - OUTBOX_GRACE_MS), HAND_OVER_BATCH);
+      return stale.length === 0 ? 0 : handOver(stale, false);
     },
 
     start() {
       let stopped = false;
       let pass: Promise<unknown> = Promise.resolve();
       const timer = setInterval(() => {
-        if (stopped || running > 0) return;
+        if (stopped || handingOver > 0) return;
         pass = relay
           .recover()
           .catch((err: unknown) =>
@@ -210,11 +237,33 @@ export function createRelay(deps: RelayDeps): Relay {
           stopped = true;
           clearInterval(timer);
           await pass;
+          await handOvers.idle();
         },
       };
     },
   };
   return relay;
+}
+
+const bodyOf = (doc: OutboxDoc, data: EmailEventData | WorkflowEventData) =>
+  JSON.stringify({ type: doc.type, timestamp: doc.at.toISOString(), data } satisfies WebhookPayload);
+
+function newDelivery(endpointKey: string, doc: OutboxDoc, payload: string, now: Date): DeliveryDoc {
+  return {
+    _id: deliveryKeyOf(endpointKey, doc._id),
+    endpoint_key: endpointKey,
+    event_id: doc._id,
+    type: doc.type,
+    payload,
+    status: 'pending',
+    attempts: 0,
+    last_response_code: null,
+    last_error: null,
+    last_attempt_at: null,
+    next_attempt_at: now,
+    created_at: now,
+    finished_at: null,
+  };
 }
 
 /** The record as an `email.*` event's `data`. */
