@@ -8,8 +8,10 @@ import type { Db } from 'mongodb';
  * `emails` holds every record ever sent while this holds only those in
  * flight (sends under way, scheduled sends, and stuck ones until swept).
  *
- * Written before the record (a crash in between leaves an entry without a
- * record, which the sweeper drops); removed once the record leaves pending.
+ * Written beside the record, both commands sent at once (record-store.ts
+ * `insert`): an entry without a record is dropped by the sweeper; a record
+ * whose entry was refused is deleted again and the send fails. Removed once
+ * the record leaves pending.
  * A removal that fails, or a record moved on by a provider event, leaves an
  * entry behind: the sweeper drops entries whose record is not pending.
  */

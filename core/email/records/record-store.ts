@@ -99,9 +99,22 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
   return {
     insert: (record) =>
       announced(suppressedChange(record._id, record.suppressed, record.created_at), async () => {
-        if (record.status_rank === STATUS_RANK.pending)
-          await inFlight.add(record._id, record.send_at ?? record.created_at);
-        await emails.insertOne({ ...record });
+        if (record.status_rank !== STATUS_RANK.pending) {
+          await emails.insertOne({ ...record });
+          return;
+        }
+        // The entry and the record side by side: one round trip's wait, not two.
+        const [entry, inserted] = await Promise.allSettled([
+          inFlight.add(record._id, record.send_at ?? record.created_at),
+          emails.insertOne({ ...record }),
+        ]);
+        if (inserted.status === 'rejected') throw inserted.reason; // an entry alone: the sweeper drops it
+        if (entry.status === 'rejected') {
+          // A pending record the sweeper could never find: take it back, and the send fails
+          // as if nothing was written (the caller retries with the same id).
+          await emails.deleteOne({ _id: record._id });
+          throw entry.reason;
+        }
       }),
 
     async findById(emailId) {

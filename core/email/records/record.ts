@@ -19,7 +19,7 @@ import type { EmailStatusValue, SkippedRecipient } from '../email-schema.ts';
 export interface EmailRecord {
   /** The email id (FerretDB answers only `_id` equalities without a scan). */
   _id: string;
-  /** Same value as `_id`: readable in the raw data, unique index on MongoDB. */
+  /** Same value as `_id` (so unique by it): readable in the raw data. */
   email_id: string;
   created_at: Date;
   updated_at: Date;

@@ -128,6 +128,34 @@ describe('sweeper: records stuck in pending', () => {
     assert.equal(await inFlight().countDocuments({}), 0);
   });
 
+  it('a pending record whose in-flight entry is refused is taken back, and the insert fails', async () => {
+    const sent = await core.email.send(body('template'), authenticatedAs(caller));
+    const record = (await emails().findOne({ _id: sent.email_id }))!;
+    const copy: EmailRecord = { ...record, _id: randomUUID(), status_rank: STATUS_RANK.pending };
+    copy.email_id = copy._id;
+    // The database refuses the entry's insert alone (as a failover between the two commands would).
+    const refused = new Error('in-flight insert refused');
+    const db = core.database.db;
+    const refusing = new Proxy(db, {
+      get(target, prop) {
+        if (prop !== 'collection') return Reflect.get(target, prop, target) as unknown;
+        return (name: string) => {
+          const collection = target.collection(name);
+          if (name !== IN_FLIGHT_COLLECTION) return collection;
+          return Object.assign(Object.create(collection) as typeof collection, {
+            insertOne: () => Promise.reject(refused),
+          });
+        };
+      },
+    });
+    await assert.rejects(createRecordStore(refusing).insert(copy), refused);
+    assert.equal(await emails().countDocuments({ _id: copy._id }), 0, 'no record the sweeper could miss');
+    // The retry with the same id, once the database takes both: the record and its entry.
+    await createRecordStore(db).insert(copy);
+    assert.equal(await emails().countDocuments({ _id: copy._id }), 1);
+    assert.equal(await inFlight().countDocuments({ _id: copy._id }), 1);
+  });
+
   it('the periodic task sweeps through the service and hands each swept record to onSwept', async () => {
     const stuck = await leftPending(503);
     await backdate(stuck.email_id, PENDING_BOUND_MS + 1000);
