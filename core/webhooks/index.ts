@@ -11,7 +11,7 @@ import { attemptBatched, attemptDelivery, type AttemptDeps, type AttemptResult }
 import type { AttemptOutcome } from './delivery-store.ts';
 import type { BatchedAttempt } from './delivery-workflow.ts';
 import { createEndpointCache } from './endpoint-cache.ts';
-import { createGroupCommit } from './group-commit.ts';
+import { createGroupCommit } from '../group-commit.ts';
 import { createDeliveryStore, ensureDeliveryIndexes, type DeliveryStore } from './delivery-store.ts';
 import { createEndpointStore, type EndpointStore } from './endpoint-store.ts';
 import { createOutbox, ensureOutboxIndexes } from './outbox.ts';

@@ -4,7 +4,7 @@ import type { Logger } from '../logger.ts';
 import { deliveryKeyOf, type DeliveryDoc, type DeliveryStore } from './delivery-store.ts';
 import { MAX_DELIVERIES_PER_RUN } from './delivery-workflow.ts';
 import type { EndpointDoc } from './endpoint-store.ts';
-import { createGroupCommit } from './group-commit.ts';
+import { createGroupCommit } from '../group-commit.ts';
 import type { Outbox, OutboxDoc } from './outbox.ts';
 import type { StartBatch, StartDelivery } from './start-delivery.ts';
 import type { EventAudience, Subscriptions } from './subscriptions.ts';

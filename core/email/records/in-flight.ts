@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { createGroupCommit } from '../../group-commit.ts';
 
 /**
  * `emails_in_flight`: one small document per pending record (`_id`: the email
@@ -33,24 +34,38 @@ export interface InFlight {
 }
 
 const DUPLICATE_KEY = 11000;
+/** Entries per write at most: FerretDB 1.24 slows sharply with larger batches (OPEN_WRITE_CHUNK). */
+const GROUP_MAX = 25;
 
+/**
+ * Adds and removals are group-committed (core/group-commit.ts): the entries
+ * of concurrent sends go to the database in one `insertMany`, the removals
+ * in one bulk of `deleteOne`s by `_id`, so under load an entry costs a
+ * share of a round trip rather than one of its own, and a lone send waits
+ * for nothing more than its own write.
+ */
 export function createInFlight(db: Db): InFlight {
   const entries = db.collection<InFlightEntry>(IN_FLIGHT_COLLECTION);
+  const adds = createGroupCommit<InFlightEntry>(async (batch) => {
+    try {
+      await entries.insertMany(batch, { ordered: false });
+    } catch (err) {
+      // Entries already there (a retried insert) stand; any other failure fails the whole batch.
+      if (!onlyDuplicates(err)) throw err;
+    }
+  }, GROUP_MAX);
+  const removals = createGroupCommit<string>(async (ids) => {
+    await entries.bulkWrite(
+      ids.map((_id) => ({ deleteOne: { filter: { _id } } })),
+      { ordered: false },
+    );
+  }, GROUP_MAX);
   return {
-    async add(emailId, since) {
-      try {
-        await entries.insertOne({ _id: emailId, since });
-      } catch (err) {
-        // Already there (a retried insert): the entry stands.
-        if ((err as { code?: unknown }).code !== DUPLICATE_KEY) throw err;
-      }
-    },
+    add: (emailId, since) => adds.submit([{ _id: emailId, since }]),
     async renew(emailId, since) {
       await entries.updateOne({ _id: emailId }, { $set: { since } }, { upsert: true });
     },
-    async remove(emailId) {
-      await entries.deleteOne({ _id: emailId });
-    },
+    remove: (emailId) => removals.submit([emailId]),
     due(before, limit) {
       return entries
         .find({ since: { $lt: before } })
@@ -58,6 +73,14 @@ export function createInFlight(db: Db): InFlight {
         .toArray();
     },
   };
+}
+
+/** A bulk insert's error whose every failed write is a duplicate `_id`. */
+function onlyDuplicates(err: unknown): boolean {
+  if ((err as { code?: unknown }).code === DUPLICATE_KEY) return true;
+  const errors = (err as { writeErrors?: unknown }).writeErrors;
+  const list = Array.isArray(errors) ? errors : errors === undefined ? [] : [errors];
+  return list.length > 0 && list.every((e) => (e as { code?: unknown }).code === DUPLICATE_KEY);
 }
 
 /** The index of the sweeper's query on MongoDB; FerretDB would scan anyway (see indexes.ts). */

@@ -143,7 +143,7 @@ describe('sweeper: records stuck in pending', () => {
           const collection = target.collection(name);
           if (name !== IN_FLIGHT_COLLECTION) return collection;
           return Object.assign(Object.create(collection) as typeof collection, {
-            insertOne: () => Promise.reject(refused),
+            insertMany: () => Promise.reject(refused),
           });
         };
       },
