@@ -192,8 +192,8 @@ describe('GET /metrics', () => {
   });
 });
 
-describe('opens dropped', () => {
-  it('a pixel open that cannot be written is counted as dropped; the pixel is served anyway', async () => {
+describe('opens whose write fails', () => {
+  it('a pixel open whose write fails is served, kept for a retry, and not yet counted either way', async () => {
     const app = await startEmailApp({ env: { AUTH_MODE: 'trusted-headers' } });
     try {
       const sent = await app.post('/api/email/send', invoiceBody());
@@ -212,7 +212,12 @@ describe('opens dropped', () => {
       const now = await Scrape.of(`${app.url}/metrics`);
       assert.equal(
         now.value('mailroom_opens_dropped_total') - before.value('mailroom_opens_dropped_total'),
-        1,
+        0,
+        'not dropped: it waits in the buffer for the database',
+      );
+      assert.deepEqual(
+        { pending: app.email.openStats().pending, retried: app.email.openStats().retried },
+        { pending: 1, retried: 1 },
       );
       assert.equal(
         now.value('mailroom_opens_recorded_total') - before.value('mailroom_opens_recorded_total'),

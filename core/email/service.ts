@@ -111,7 +111,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     write: (batch) => records.applyOpens(batch),
     logger,
     onFlush: (report) => {
-      // Dropped: shed while the buffer was full, or lost with a batch that failed to write.
+      // Dropped: shed while the buffer was full, or lost with a failed write that could not be retried.
       opensRecorded.inc(report.recorded);
       opensDropped.inc(report.droppedSinceLastFlush + report.failed);
       deps.onOpensFlushed?.(report);

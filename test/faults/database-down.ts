@@ -15,8 +15,10 @@ const DOWN_MS = 10_000;
 /**
  * Case 4: MongoDB (FerretDB) killed for 10 s while welcome runs are in
  * flight. While it is down the gateway answers 5xx within 2 s (never hangs)
- * and /ready is 503; once it is back, gateway and worker recover without a
- * restart, every run completes, one email per user.
+ * and /ready is 503, while the tracking pixel is still served; once it is
+ * back, gateway and worker recover without a restart, every run completes,
+ * one email per user, and the open the pixel took while it was down is in
+ * the record (its buffered write retried, not dropped).
  */
 export const databaseDown: FaultCase = {
   id: 4,
@@ -29,8 +31,20 @@ export const databaseDown: FaultCase = {
       const users = await stack.insertUsers(20);
       const runIds = await stack.triggerWelcome(users);
       await until('5 provider requests', async () => stack.fake.received.length >= 5, 120_000, 50);
+      const opened = await stack.request(
+        'POST',
+        '/api/email/send',
+        welcomeBody({ to: 'opened@example.com' }),
+      );
+      const openedId = String(opened.body['email_id']);
+      const openedRecord = await stack.db
+        .collection<{ _id: string; view_key: string }>('emails')
+        .findOne({ _id: openedId });
+      const pixel = `/api/email/track?view_key=${encodeURIComponent(openedRecord?.view_key ?? '')}`;
 
       await killServer(servers.mongo);
+      // One open, at the start of the outage: its buffered write fails for the next 10 s.
+      const pixelWhileDown = await stack.request('GET', pixel);
       const during = await stack.probeWhileDown(
         DOWN_MS,
         [
@@ -42,6 +56,7 @@ export const databaseDown: FaultCase = {
       );
       servers.mongo = await startMongoServer(servers, servers.mongoPort);
       const readyAfterMs = await stack.readyAgainAfterMs();
+      const readyAt = Date.now();
       const sendAfter = await until(
         'a send to succeed',
         async () => {
@@ -66,6 +81,17 @@ export const databaseDown: FaultCase = {
         .then(() => true)
         .catch(() => false);
       const records = await stack.recordsByStatus();
+      const openLandedMs = await until(
+        'the open taken while down in the record',
+        async () => {
+          const r = await stack.db
+            .collection<{ _id: string; opened?: boolean }>('emails')
+            .findOne({ _id: openedId });
+          return r?.opened === true ? Date.now() - readyAt : undefined;
+        },
+        30_000,
+        250,
+      ).catch(() => undefined);
 
       const requests = during.filter((d) => d.what !== 'ready');
       const ready = during.filter((d) => d.what === 'ready');
@@ -79,6 +105,8 @@ export const databaseDown: FaultCase = {
         ready.every((d) => d.status === 503),
         `/ready while down: ${[...new Set(ready.map((d) => d.status))]}`,
       );
+      check.expect(pixelWhileDown.status === 200, `pixel while down: ${pixelWhileDown.status}`);
+      check.expect(openLandedMs !== undefined, 'the open taken while down is in the record within 30 s');
       check.expect(completed === 20, `${completed}/20 runs completed`);
       check.expect(welcomeOnce === 20, `${welcomeOnce}/20 users got exactly one email`);
       check.expect(duplicates === 0, `${duplicates} duplicates`);
@@ -91,6 +119,8 @@ export const databaseDown: FaultCase = {
         'send error while down': during.find((d) => d.what === 'send')?.body['error'],
         '/ready 200 again after ms': readyAfterMs,
         'first send after recovery': sendAfter.status,
+        'pixel while down': pixelWhileDown.status,
+        'open in the record after /ready ms': openLandedMs ?? 'not within 30 s',
         runs: runIds.length,
         completed,
         'users with exactly one email': welcomeOnce,

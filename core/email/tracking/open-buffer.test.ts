@@ -46,6 +46,7 @@ describe('open buffer', () => {
       dropped: 0,
       recorded: 2,
       failed: 0,
+      retried: 0,
       flushes: 1,
       pending: 0,
     });
@@ -88,19 +89,85 @@ describe('open buffer', () => {
     await buffer.close();
   });
 
-  it('close() writes what is left; a failed batch is counted, not thrown', async () => {
+  it('close() writes what is left', async () => {
     const ok = recordingBuffer();
     ok.buffer.add('a');
     await ok.buffer.close();
     assert.equal(ok.batches.length, 1);
+  });
 
+  it('a failed batch goes back into the buffer and is written by a later flush, merged with new hits', async () => {
+    let failNext = true;
+    const batches: BufferedOpen[][] = [];
+    const reports: FlushReport[] = [];
+    const buffer = createOpenBuffer({
+      logger,
+      flushIntervalMs: 60_000,
+      write: async (batch) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error('database down');
+        }
+        batches.push(batch);
+        return batch.length;
+      },
+      onFlush: (r) => reports.push(r),
+    });
+    const t = (s: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, s));
+    buffer.add('a', t(1));
+    buffer.addClick('email-1', t(2));
+    await buffer.flush();
+    assert.deepEqual(
+      { failed: reports[0]!.failed, retried: reports[0]!.retried },
+      { failed: 0, retried: 2 },
+      'nothing lost: both kept for a retry',
+    );
+    assert.equal(buffer.stats().pending, 2);
+    buffer.add('a', t(5));
+    buffer.add('b', t(6));
+    await buffer.flush();
+    assert.deepEqual(
+      batches[0]!.map((o) => [o.viewKey ?? o.emailId, o.first.getUTCSeconds(), o.last.getUTCSeconds()]),
+      [
+        ['a', 1, 5],
+        ['email-1', 2, 2],
+        ['b', 6, 6],
+      ],
+    );
+    assert.deepEqual(
+      { ...buffer.stats(), flushes: undefined },
+      { accepted: 4, dropped: 0, recorded: 3, failed: 0, retried: 2, flushes: undefined, pending: 0 },
+    );
+  });
+
+  it('a batch that fails at shutdown, or finds no room to go back, is counted lost, not thrown', async () => {
     const failing = recordingBuffer({ fail: true });
     failing.buffer.add('a');
     failing.buffer.add('b');
-    await failing.buffer.flush();
+    await failing.buffer.close();
     assert.equal(failing.buffer.stats().failed, 2);
     assert.equal(failing.buffer.stats().recorded, 0);
     assert.equal(failing.reports[0]!.failed, 2);
+
+    const reports: FlushReport[] = [];
+    const full = createOpenBuffer({
+      logger,
+      flushIntervalMs: 60_000,
+      maxPending: 2,
+      write: async () => {
+        // Arrives while the failing write is under way and takes one of the two places.
+        full.add('c');
+        throw new Error('database down');
+      },
+      onFlush: (r) => reports.push(r),
+    });
+    full.add('a');
+    full.add('b');
+    await full.flush();
+    assert.deepEqual(
+      { failed: reports[0]!.failed, retried: reports[0]!.retried, pending: full.stats().pending },
+      { failed: 1, retried: 1, pending: 2 },
+    );
   });
 
   it('buffers clicks beside pixel opens: one entry per email, marked clicked', async () => {

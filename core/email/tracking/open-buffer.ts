@@ -17,9 +17,16 @@ import type { Logger } from '../../logger.ts';
  * - Bounded: at most `maxPending` distinct keys wait; past that, new keys are
  *   dropped and counted (`stats().dropped`), with one warning per flush
  *   interval, so a flood cannot exhaust memory.
+ * - Retried: a batch whose write fails (database down, a conflict) goes back
+ *   into the buffer, merged with what arrived meanwhile, and is written again
+ *   after a backoff that doubles from the interval up to `MAX_RETRY_DELAY_MS`
+ *   (5 s), for as long as the process lives. The writes are idempotent
+ *   (`$set`, `$min`, `$max`), so a retry of a batch that was in fact written
+ *   changes nothing. Only what does not fit the bound, or a batch that fails
+ *   at shutdown, is lost: counted (`stats().failed`) and logged.
  * - Durability: `close()` (the gateway's SIGTERM/SIGINT shutdown) stops the
  *   timer and flushes what is left. Only a crash loses the opens of the last
- *   interval.
+ *   interval (or of a database outage still being retried).
  *
  * Metrics: `stats()` has running totals, and `onFlush` is called after each
  * batch (the hook for a metrics module: recorded / dropped / failed counts).
@@ -50,8 +57,10 @@ export interface OpenBufferStats {
   dropped: number;
   /** Opens the database recorded (a known key whose secret part matched). */
   recorded: number;
-  /** Buffered opens whose batch failed to write (logged; they are not retried). */
+  /** Buffered opens lost with a failed write: no room to keep them for a retry, or shutting down. */
   failed: number;
+  /** Buffered opens whose write failed and that went back into the buffer for another try. */
+  retried: number;
   /** Batches written. */
   flushes: number;
   /** Distinct keys waiting for the next flush. */
@@ -61,7 +70,10 @@ export interface OpenBufferStats {
 export interface FlushReport {
   batch: number;
   recorded: number;
+  /** Opens of this batch lost (the write failed and they could not be kept for a retry). */
   failed: number;
+  /** Opens of this batch kept for a retry after the write failed. */
+  retried: number;
   droppedSinceLastFlush: number;
   ms: number;
 }
@@ -79,6 +91,11 @@ export interface OpenBufferOptions {
 export const OPEN_FLUSH_INTERVAL_MS = 250;
 /** ~200 bytes per buffered key: 100,000 keys ≈ 20 MB at most. */
 export const OPEN_BUFFER_MAX_PENDING = 100_000;
+/** The longest wait between two tries of a failed batch. */
+export const MAX_RETRY_DELAY_MS = 5_000;
+
+/** A click's buffer key: a view key never contains ':', so the two kinds of entry never share a key. */
+const clickKey = (emailId: string) => `click:${emailId}`;
 
 /** The pixel's open buffer: opens queue here and are written in bulk by `flush`. */
 export type { OpenBuffer };
@@ -89,7 +106,9 @@ export function createOpenBuffer(options: OpenBufferOptions): OpenBuffer {
 
 class OpenBuffer {
   private pending = new Map<string, BufferedOpen>();
-  private readonly totals = { accepted: 0, dropped: 0, recorded: 0, failed: 0, flushes: 0 };
+  private readonly totals = { accepted: 0, dropped: 0, recorded: 0, failed: 0, retried: 0, flushes: 0 };
+  /** Consecutive failed writes: the next flush waits intervalMs × 2^failures (capped). */
+  private failures = 0;
   private droppedSinceFlush = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
@@ -112,8 +131,7 @@ class OpenBuffer {
    * coalesced per email like pixel hits per key. False when dropped (buffer full).
    */
   addClick(emailId: string, at: Date = new Date()): boolean {
-    // A view key never contains ':', so the two kinds of entry never share a key.
-    return this.buffer(`click:${emailId}`, { emailId, clicked: true }, at);
+    return this.buffer(clickKey(emailId), { emailId, clicked: true }, at);
   }
 
   private buffer(
@@ -164,10 +182,14 @@ class OpenBuffer {
       return;
     }
     if (this.timer) return;
+    const delay = Math.min(
+      this.intervalMs * 2 ** this.failures,
+      Math.max(this.intervalMs, MAX_RETRY_DELAY_MS),
+    );
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush();
-    }, this.intervalMs);
+    }, delay);
     // A buffered open never keeps a process alive on its own: shutdown flushes explicitly.
     this.timer.unref();
   }
@@ -186,26 +208,48 @@ class OpenBuffer {
     const started = Date.now();
     let recorded = 0;
     let failed = 0;
+    let retried = 0;
     try {
       recorded = await this.options.write(batch);
+      this.failures = 0;
     } catch (err) {
-      failed = batch.length;
+      this.failures++;
+      retried = this.closed ? 0 : this.requeue(batch);
+      failed = batch.length - retried;
       this.options.logger.error(
-        { err, opens: batch.length },
+        { err, opens: batch.length, retried, lost: failed, consecutiveFailures: this.failures },
         'writing a batch of pixel opens and clicks failed',
       );
     }
     this.totals.recorded += recorded;
     this.totals.failed += failed;
+    this.totals.retried += retried;
     this.totals.flushes++;
     this.options.onFlush?.({
       batch: batch.length,
       recorded,
       failed,
+      retried,
       droppedSinceLastFlush: dropped,
       ms: Date.now() - started,
     });
-    // Hits that arrived during the write wait for the timer (or close()).
+    // Hits that arrived during the write, and a failed batch, wait for the timer (or close()).
     if (this.pending.size > 0) this.schedule();
+  }
+
+  /** Puts a failed batch back, merged with hits that arrived meanwhile; returns how many fit. */
+  private requeue(batch: BufferedOpen[]): number {
+    let kept = 0;
+    for (const open of batch) {
+      const key = open.viewKey ?? clickKey(open.emailId ?? '');
+      const newer = this.pending.get(key);
+      if (newer) {
+        newer.first = open.first < newer.first ? open.first : newer.first;
+        newer.last = open.last > newer.last ? open.last : newer.last;
+      } else if (this.pending.size < this.maxPending) this.pending.set(key, open);
+      else continue;
+      kept++;
+    }
+    return kept;
   }
 }
