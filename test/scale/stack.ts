@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -119,6 +120,17 @@ export class ScaleStack {
     });
     await until(`gateway ${index}`, async () => (await fetch(`${url}/health`)).ok, 60_000);
     return { spawned, pid: spawned.child.pid!, port, url };
+  }
+
+  /** The gateways' logged errors (level ≥ 50), up to `max`: what a failed case prints to say why. */
+  async gatewayErrors(max = 5): Promise<string[]> {
+    const lines: string[] = [];
+    for (let i = 0; i < this.gateways.length; i++) {
+      const log = await readFile(join(this.servers.scratch, `gateway-${i}.log`), 'utf8').catch(() => '');
+      for (const line of log.split('\n'))
+        if (/"level":(5|6)0/.test(line)) lines.push(`gateway-${i}: ${line.slice(0, 400)}`);
+    }
+    return lines.slice(0, max);
   }
 
   async startWorker(): Promise<Proc> {

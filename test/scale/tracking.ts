@@ -78,6 +78,15 @@ export const tracking: ScaleCase = {
       15_000,
       100,
     ).catch(() => undefined);
+    const missing = async () => {
+      const byId = new Map(
+        (await stack.recordsFor(prefix)).map((r) => [r._id, r as { opened?: boolean; clicked?: boolean }]),
+      );
+      return {
+        opens: links.filter((l) => byId.get(l.emailId)?.opened !== true).length,
+        clicks: links.filter((l, i) => i % 2 === 0 && byId.get(l.emailId)?.clicked !== true).length,
+      };
+    };
     const perGateway = (answers: typeof opens) =>
       [0, 1].map((g) => answers.filter((a) => a.upstream === g).length);
     check.expect(landed !== undefined, 'every open and click landed within 15 s');
@@ -90,6 +99,10 @@ export const tracking: ScaleCase = {
       'opens per gateway': perGateway(opens),
       'clicks per gateway': perGateway(clicks),
       'ms until all landed': landed ?? 'not within 15 s',
+      // Why, when they did not: what is missing and what the gateways logged.
+      ...(landed === undefined
+        ? { missing: await missing(), 'gateway errors': await stack.gatewayErrors() }
+        : {}),
     });
   },
 };
