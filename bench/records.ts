@@ -31,8 +31,26 @@ import { invoiceBody } from '../test/support/sample-emails.ts';
  * and the time of one sweeper pass on each database (`records sweep_pass …`).
  */
 export const RECORDS_TARGET = 0.85;
+const sizesOf = (quick: boolean) =>
+  quick
+    ? { rounds: 1, seconds: 1, warmupSeconds: 1, poolSize: 300, webhookBodies: 20 }
+    : { rounds: 4, seconds: 3, warmupSeconds: 5, poolSize: 1000, webhookBodies: 200 };
+
 /** Below this the "large" database is not large; the quick run may go down to it. */
-export const RECORDS_MIN = 10_000;
+const RECORDS_MIN = 10_000;
+
+/** The measurements' own records: the status pool, a pixel pool per measurement, the webhook's records. */
+const sampleNeeded = (quick: boolean) => {
+  const sizes = sizesOf(quick);
+  return sizes.poolSize * (sizes.rounds + 2) + EVENTS_PER_REQUEST * sizes.webhookBodies;
+};
+
+/**
+ * The smallest `n` a run can measure: the sample is at most every other
+ * record (the rest are other companies'), so twice the sample, and never
+ * below RECORDS_MIN. 10,000 for the quick run, 22,000 for a full one.
+ */
+export const recordsMinimum = (quick: boolean) => Math.max(RECORDS_MIN, 2 * sampleNeeded(quick));
 
 export interface RecordsOptions {
   n: number;
@@ -42,17 +60,13 @@ export interface RecordsOptions {
   log: (line: string) => void;
 }
 
-const sizesOf = (quick: boolean) =>
-  quick
-    ? { rounds: 1, seconds: 1, warmupSeconds: 1, poolSize: 300, webhookBodies: 20 }
-    : { rounds: 4, seconds: 3, warmupSeconds: 5, poolSize: 1000, webhookBodies: 200 };
-
-/** `BENCH_RECORDS`: a whole number ≥ RECORDS_MIN (`1e6` and `1_000_000` accepted); anything else throws. */
-export function parseRecordsCount(raw: string): number {
+/** `BENCH_RECORDS`: a whole number ≥ recordsMinimum (`1e6` and `1_000_000` accepted); anything else throws. */
+export function parseRecordsCount(raw: string, quick: boolean): number {
   const n = Number(raw.replaceAll('_', ''));
-  if (!Number.isSafeInteger(n) || n < RECORDS_MIN)
+  const min = recordsMinimum(quick);
+  if (!Number.isSafeInteger(n) || n < min)
     throw new Error(
-      `BENCH_RECORDS takes a whole number of at least ${RECORDS_MIN}, not ${JSON.stringify(raw)}`,
+      `BENCH_RECORDS takes a whole number of at least ${min}${quick ? '' : ' for a full run (10000 with BENCH_QUICK=1)'}, not ${JSON.stringify(raw)}`,
     );
   return n;
 }
@@ -73,8 +87,7 @@ export async function runRecords(opts: RecordsOptions): Promise<Ratio[]> {
   const large = env.database.client.db(largeName);
   try {
     const company = randomUUID();
-    // The sample: the status pool, one pixel pool per measurement of each side, the webhook's records.
-    const needed = sizes.poolSize * (sizes.rounds + 2) + EVENTS_PER_REQUEST * sizes.webhookBodies;
+    const needed = sampleNeeded(opts.quick);
     const every = Math.max(2, Math.floor(n / needed));
     log(`filling ${largeName} with ${n} records (every ${every}th one the measurements' own) …`);
     const fill = await fillRecords(large, n, log, { sample: { companyId: company, every } });

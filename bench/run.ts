@@ -42,7 +42,7 @@ try {
   const generator = await chooseGenerator({ quick, scratch, log });
   log(`HTTP load generator: ${generator.kind} (${generator.why})`);
   const rawRecords = process.env['BENCH_RECORDS'];
-  const records = rawRecords ? parseRecordsCount(rawRecords) : undefined;
+  const records = rawRecords ? parseRecordsCount(rawRecords, quick) : undefined;
   const runs: Ratio[][] = [];
   for (let i = 0; i < repeat; i++) {
     if (repeat > 1) log(`run ${i + 1} of ${repeat}`);
