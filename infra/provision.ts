@@ -25,10 +25,16 @@ export const FERRETDB_SOURCE_DIR = fileURLToPath(new URL('./ferretdb/', import.m
 /**
  * Our patches of FerretDB's sources (infra/ferretdb/README.md), unified diffs
  * applied in this order to a copy of the module: the `_id` lookups spelled like
- * the `_id` index, so SQLite uses it, and filters that contain an `_id`
- * equality besides other conditions select by `_id` first.
+ * the `_id` index, so SQLite uses it; filters that contain an `_id`
+ * equality besides other conditions select by `_id` first; and each statement
+ * of an update command releases its pooled connection before the next (bulk
+ * updates at once deadlocked the pool).
  */
-const FERRETDB_PATCHES = ['patch/id-column-uses-index.patch', 'patch/id-equality-selects-first.patch'];
+const FERRETDB_PATCHES = [
+  'patch/id-column-uses-index.patch',
+  'patch/id-equality-selects-first.patch',
+  'patch/update-statements-release-connections.patch',
+];
 const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum', ...FERRETDB_PATCHES];
 
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
