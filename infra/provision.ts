@@ -28,12 +28,14 @@ export const FERRETDB_SOURCE_DIR = fileURLToPath(new URL('./ferretdb/', import.m
  * the `_id` index, so SQLite uses it; filters that contain an `_id`
  * equality besides other conditions select by `_id` first; and each statement
  * of an update command releases its pooled connection before the next (bulk
- * updates at once deadlocked the pool).
+ * updates at once deadlocked the pool); and an update of one document by `_id`
+ * is atomic (concurrent updates of one document lost each other's changes).
  */
 const FERRETDB_PATCHES = [
   'patch/id-column-uses-index.patch',
   'patch/id-equality-selects-first.patch',
   'patch/update-statements-release-connections.patch',
+  'patch/update-one-document-atomically.patch',
 ];
 const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum', ...FERRETDB_PATCHES];
 

@@ -1,20 +1,15 @@
 /**
  * Runs async work one at a time per key, in arrival order, within this process.
  *
- * An optimisation on MongoDB, needed on FerretDB for one replica; never what
- * makes several replicas correct (docs/scaling.md).
- *
- * MongoDB applies each update to one document atomically, so two writers in
- * two processes never lose each other's fields, and what must happen once
- * (one email per key, one answer per Idempotency-Key, one welcome email per
- * user) rests on inserts of a unique `_id`, atomic on both databases. FerretDB
- * 1.24 (the embedded/CI database) reads, modifies and writes a document back
- * without isolation: concurrent updates of one document lose writes (measured:
- * 50 concurrent `$inc` → 16; a conditional `status: {$in}` update can
- * overwrite a newer status). Serialising the writes to one key inside the
- * process makes the embedded single-replica default correct there too; across
- * processes on FerretDB, updates of one document can still overwrite each
- * other (measured with `npm run test:scale`: signup counts, docs/scaling.md).
+ * An optimisation, never what makes the writes correct (docs/scaling.md):
+ * concurrent writes to one record would otherwise each pay a round trip only
+ * to be applied one after another by the database anyway. MongoDB applies each
+ * update to one document atomically, and so does our FerretDB build for updates
+ * that name the document by `_id` (infra/ferretdb/README.md, patch 4; upstream
+ * FerretDB 1.24 read, modified and wrote a document back without isolation: 100
+ * concurrent `$inc` → 4). Every write under this lock selects by `_id`, and what
+ * must happen once (one email per key, one answer per Idempotency-Key, one
+ * welcome email per user) rests on inserts of a unique `_id`, atomic on both.
  */
 export interface KeyedLock {
   run<T>(key: string, work: () => Promise<T>): Promise<T>;

@@ -14,11 +14,12 @@ import { TOO_MANY_SIGNUP_SENDS } from '../email-messages.ts';
  * (`rate_limits`), so every gateway replica shares them.
  *
  * On MongoDB the `$inc` upsert is atomic: exact across any number of
- * replicas. FerretDB applies concurrent `$inc` upserts of one document without
- * isolation (20 parallel consumes of a limit of 5 let 15 through), so consumes
- * of one key are serialised in this process: exact for one replica. Several
- * replicas on FerretDB overwrite each other's counts (measured with two, 20 at
- * once per recipient, limit 5: 5 to 10 sent; docs/scaling.md). TTL indexes are
+ * replicas. On FerretDB the limiter's upsert selects by its `key` field, not
+ * `_id`, which our build's per-document lock does not cover (upstream let 15 of
+ * 20 parallel consumes of a limit of 5 through), so consumes of one key are
+ * serialised in this process: exact for one replica. Several replicas on
+ * FerretDB can overshoot (measured with two, 20 at once per recipient, limit 5:
+ * 5 to 9 sent; docs/scaling.md). TTL indexes are
  * not supported there either: expired counters are deleted by a periodic sweep.
  */
 export interface SignupLimits {
