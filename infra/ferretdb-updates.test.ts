@@ -112,4 +112,28 @@ describe('the database under concurrent updates of one document', () => {
     const lost = docs.filter((d) => d.a !== true || d.b !== true).map((d) => d._id);
     assert.deepEqual(lost, [], 'documents that lost a field');
   });
+
+  it('concurrent first upserts of one key (a rate limiter’s counter) make one document counting all of them', async () => {
+    const limits = (i: number) =>
+      clients[i % CLIENTS]!.db(dbName).collection<{ key: string; points: number; expire: Date | null }>(
+        'limits',
+      );
+    await Promise.all(
+      Array.from({ length: CLIENTS * EACH }, (_, i) =>
+        limits(i).findOneAndUpdate(
+          { $or: [{ expire: { $gt: new Date() } }, { expire: { $eq: null } }], key: 'signup:x' },
+          {
+            $setOnInsert: { key: 'signup:x', expire: new Date(Date.now() + 3_600_000) },
+            $inc: { points: 1 },
+          },
+          { upsert: true, returnDocument: 'after' },
+        ),
+      ),
+    );
+    const docs = await limits(0).find({ key: 'signup:x' }).toArray();
+    assert.deepEqual(
+      docs.map((d) => d.points),
+      [CLIENTS * EACH],
+    );
+  });
 });

@@ -13,13 +13,12 @@ import { TOO_MANY_SIGNUP_SENDS } from '../email-messages.ts';
  * (rate-limit-keys.ts). Counts live in MongoDB
  * (`rate_limits`), so every gateway replica shares them.
  *
- * On MongoDB the `$inc` upsert is atomic: exact across any number of
- * replicas. On FerretDB the limiter's upsert selects by its `key` field, not
- * `_id`, which our build's per-document lock does not cover (upstream let 15 of
- * 20 parallel consumes of a limit of 5 through), so consumes of one key are
- * serialised in this process: exact for one replica. Several replicas on
- * FerretDB can overshoot (measured with two, 20 at once per recipient, limit 5:
- * 5 to 9 sent; docs/scaling.md). TTL indexes are
+ * The limiter's `$inc` upsert (selected by its `key` field) is atomic on
+ * MongoDB and on our FerretDB build (infra/ferretdb/README.md, patch 4;
+ * upstream let 15 of 20 parallel consumes of a limit of 5 through): exact
+ * across replicas (`npm run test:scale`: 20 at once per recipient on two
+ * gateways, limit 5: 5 sent each). Consumes of one key are still serialised
+ * in this process, which saves conflicting round trips. TTL indexes are
  * not supported there either: expired counters are deleted by a periodic sweep.
  */
 export interface SignupLimits {
