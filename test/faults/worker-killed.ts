@@ -3,9 +3,17 @@ import { Checks, Stack, until, type FaultCase } from './stack.ts';
 /**
  * Case 1: 100 welcome runs in flight, the worker SIGKILLed three times (each
  * time once more sends have reached the provider) and restarted at once.
- * Expected: 100/100 runs completed, exactly 100 emails accepted by the
- * provider, one per user, no record left pending.
+ * Expected: every run completed with exactly one email accepted by the
+ * provider for its user, no record left pending. The one exception is the
+ * documented at-most-once window (docs/guarantees.md): a worker killed after
+ * its send marked the record and before the request reached the provider
+ * leaves a run failed "outcome unknown" with nothing sent and nothing resent.
+ * Such a run is allowed only when the provider never received its user's
+ * message, and at most as many as were in flight at the kills
+ * (SENDS_IN_FLIGHT each); a run failed although its email went out fails the
+ * case.
  */
+const SENDS_IN_FLIGHT = 20;
 export const workerKilled: FaultCase = {
   id: 1,
   name: 'worker SIGKILLed 3x during 100 welcome runs',
@@ -37,15 +45,32 @@ export const workerKilled: FaultCase = {
       );
       const records = await stack.recordsByStatus();
       const errors = [...runs.values()].filter((r) => r.status !== 'completed').map((r) => r.error);
-      check.expect(completed === 100, `${completed}/100 runs completed`);
-      check.expect(stack.fake.accepted.length === 100, `${stack.fake.accepted.length} emails accepted`);
-      check.expect(perRecipient.size === 100, `${perRecipient.size} distinct recipients`);
+      const received = new Set(stack.fake.received.map((m) => m.body.personalizations[0]?.to[0]?.email));
+      // The documented window: killed between the mark and the provider call, never sent, reported unknown.
+      const neverSent = users.filter((user, i) => {
+        const run = runs.get(runIds[i]!);
+        return (
+          run?.status === 'failed' &&
+          JSON.stringify(run.error ?? '').includes('outcome unknown') &&
+          !received.has(`${user}@example.com`)
+        );
+      });
+      check.expect(
+        completed + neverSent.length === 100 && neverSent.length <= SENDS_IN_FLIGHT * killedAt.length,
+        `${completed}/100 runs completed, ${neverSent.length} failed "outcome unknown" with nothing sent`,
+      );
+      check.expect(
+        stack.fake.accepted.length === completed,
+        `${stack.fake.accepted.length} emails accepted for ${completed} completed runs`,
+      );
+      check.expect(perRecipient.size === completed, `${perRecipient.size} distinct recipients`);
       check.expect(duplicates === 0, `${duplicates} recipients got more than one email`);
       check.expect(!records['pending'], `${records['pending']} records left pending`);
       return check.result({
         runs: runIds.length,
         completed,
         failed: [...runs.values()].filter((r) => r.status === 'failed').length,
+        'failed "outcome unknown", killed before the provider call (nothing sent)': neverSent.length,
         kills: killedAt.length,
         'provider requests when killed': killedAt,
         'provider requests': stack.fake.received.length,
