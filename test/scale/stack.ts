@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient, type Db } from 'mongodb';
 import { createKeyStore } from '../../core/api-keys/key-store.ts';
+import { createDailyQuotas } from '../../core/email/send/quotas/daily-quota.ts';
 import { SCOPES } from '../../core/identity.ts';
 import { createLogger } from '../../core/logger.ts';
 import { FakeSendGrid } from '../../infra/fake-sendgrid.ts';
@@ -165,6 +166,24 @@ export class ScaleStack {
       runIds.map((r) => String(r.body['runId'])),
       120_000,
     );
+  }
+
+  /**
+   * A company of its own with a daily sending limit, as `npm run keys -- quota`
+   * sets it, and a key: the identity headers of its requests.
+   */
+  async companyWithDailyLimit(daily: number): Promise<Record<string, string>> {
+    const company = randomUUID();
+    const keys = createKeyStore(this.db, createLogger('scale', { logLevel: 'silent', logPretty: false }));
+    const created = await keys.create({ companyId: company, name: 'scale-quota', scopes: SCOPES });
+    await createDailyQuotas(this.db).setLimit(company, daily);
+    return {
+      'content-type': 'application/json',
+      authorization: `Bearer ${created.plaintext}`,
+      'x-company-id': company,
+      'x-organization-id': randomUUID(),
+      'x-user-id': randomUUID(),
+    };
   }
 
   /** Identity headers matching the key, and the key. */
