@@ -54,8 +54,8 @@ describe('the database under concurrent bulk updates', () => {
  * Updates of one document from many clients at once, as two gateways write an
  * email's open and its click, or count one signup limit. FerretDB 1.24 read the
  * document, applied the operators and wrote it back with nothing in between:
- * 50 concurrent `$inc` ended at 16, and of an open and a click written at once
- * only one field stayed (patch 4 in infra/ferretdb/README.md). MongoDB's
+ * 100 concurrent `$inc` from 5 clients ended at 4, and of two fields set at
+ * once on one document only one stayed, on most documents (patch 4 in infra/ferretdb/README.md). MongoDB's
  * single-document updates are atomic; so are ours now.
  */
 describe('the database under concurrent updates of one document', () => {

@@ -374,6 +374,24 @@ export function answersWhileDown(during: ReadonlyArray<{ what: string } & Answer
   );
 }
 
+/**
+ * The documented at-most-once window (docs/guarantees.md): a run whose worker
+ * was killed between its send's mark and the provider call fails "outcome
+ * unknown" with nothing sent. True when `run` is such a run: failed so, and
+ * its recipient's message never reached the provider (`received`).
+ */
+export function failedUnsent(
+  run: { status: string; error?: unknown } | undefined,
+  recipient: string,
+  received: ReadonlySet<string | undefined>,
+): boolean {
+  return (
+    run?.status === 'failed' &&
+    JSON.stringify(run.error ?? '').includes('outcome unknown') &&
+    !received.has(recipient)
+  );
+}
+
 export class Checks {
   readonly problems: string[] = [];
   expect(ok: boolean, what: string): void {

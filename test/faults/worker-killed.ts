@@ -1,4 +1,4 @@
-import { Checks, Stack, until, type FaultCase } from './stack.ts';
+import { Checks, Stack, failedUnsent, until, type FaultCase } from './stack.ts';
 
 /**
  * Case 1: 100 welcome runs in flight, the worker SIGKILLed three times (each
@@ -46,15 +46,9 @@ export const workerKilled: FaultCase = {
       const records = await stack.recordsByStatus();
       const errors = [...runs.values()].filter((r) => r.status !== 'completed').map((r) => r.error);
       const received = new Set(stack.fake.received.map((m) => m.body.personalizations[0]?.to[0]?.email));
-      // The documented window: killed between the mark and the provider call, never sent, reported unknown.
-      const neverSent = users.filter((user, i) => {
-        const run = runs.get(runIds[i]!);
-        return (
-          run?.status === 'failed' &&
-          JSON.stringify(run.error ?? '').includes('outcome unknown') &&
-          !received.has(`${user}@example.com`)
-        );
-      });
+      const neverSent = users.filter((user, i) =>
+        failedUnsent(runs.get(runIds[i]!), `${user}@example.com`, received),
+      );
       check.expect(
         completed + neverSent.length === 100 && neverSent.length <= SENDS_IN_FLIGHT * killedAt.length,
         `${completed}/100 runs completed, ${neverSent.length} failed "outcome unknown" with nothing sent`,

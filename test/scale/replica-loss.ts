@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { invoiceBody } from '../support/sample-emails.ts';
-import { Checks, until } from '../faults/stack.ts';
+import { Checks, failedUnsent, until } from '../faults/stack.ts';
 import type { ScaleCase } from './case.ts';
 import type { Answer, ScaleStack } from './stack.ts';
 
@@ -127,13 +127,7 @@ export const replicaLoss: ScaleCase = {
       const run = runs.get(String(triggers[i]!.answer.body['runId']));
       return run && run.status !== 'completed' ? [{ userId, ...run }] : [];
     });
-    // The documented window: killed between the mark and the provider call, never sent, reported unknown.
-    const neverSent = failedRuns.filter(
-      (r) =>
-        r.status === 'failed' &&
-        JSON.stringify(r.error ?? '').includes('outcome unknown') &&
-        !received.has(`${r.userId}@example.com`),
-    );
+    const neverSent = failedRuns.filter((r) => failedUnsent(r, `${r.userId}@example.com`, received));
     const records = [...(await stack.recordsFor(runPrefix)), ...(await stack.recordsFor(sendPrefix))];
     const pending = records.filter((r) => r.status_rank === 0).length;
     const retried = [...triggers, ...sends].filter((r) => r.tries > 1).length;

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient, type Db } from 'mongodb';
-import { createKeyStore } from '../../core/api-keys/key-store.ts';
+import { createKeyStore, type KeyStore } from '../../core/api-keys/key-store.ts';
 import { createDailyQuotas } from '../../core/email/send/quotas/daily-quota.ts';
 import { SCOPES } from '../../core/identity.ts';
 import { createLogger } from '../../core/logger.ts';
@@ -63,6 +63,7 @@ export class ScaleStack {
   keyId = '';
   db!: Db;
   private client!: MongoClient;
+  private keys!: KeyStore;
   private workerCount = 0;
 
   constructor(readonly servers: ScaleServers) {}
@@ -99,8 +100,8 @@ export class ScaleStack {
     this.client = new MongoClient(this.servers.mongoUri, { serverSelectionTimeoutMS: 5000 });
     await this.client.connect();
     this.db = this.client.db(this.dbName);
-    const keys = createKeyStore(this.db, createLogger('scale', { logLevel: 'silent', logPretty: false }));
-    const created = await keys.create({ companyId: this.company, name: 'scale', scopes: SCOPES });
+    this.keys = createKeyStore(this.db, createLogger('scale', { logLevel: 'silent', logPretty: false }));
+    const created = await this.keys.create({ companyId: this.company, name: 'scale', scopes: SCOPES });
     this.key = created.plaintext;
     this.keyId = created.key.id;
     const ports = [await freePort(), await freePort()];
@@ -174,8 +175,7 @@ export class ScaleStack {
    */
   async companyWithDailyLimit(daily: number): Promise<Record<string, string>> {
     const company = randomUUID();
-    const keys = createKeyStore(this.db, createLogger('scale', { logLevel: 'silent', logPretty: false }));
-    const created = await keys.create({ companyId: company, name: 'scale-quota', scopes: SCOPES });
+    const created = await this.keys.create({ companyId: company, name: 'scale-quota', scopes: SCOPES });
     await createDailyQuotas(this.db).setLimit(company, daily);
     return {
       'content-type': 'application/json',

@@ -94,9 +94,6 @@ export const OPEN_BUFFER_MAX_PENDING = 100_000;
 /** The longest wait between two tries of a failed batch. */
 export const MAX_RETRY_DELAY_MS = 5_000;
 
-/** A click's buffer key: a view key never contains ':', so the two kinds of entry never share a key. */
-const clickKey = (emailId: string) => `click:${emailId}`;
-
 /** The pixel's open buffer: opens queue here and are written in bulk by `flush`. */
 export type { OpenBuffer };
 
@@ -131,7 +128,8 @@ class OpenBuffer {
    * coalesced per email like pixel hits per key. False when dropped (buffer full).
    */
   addClick(emailId: string, at: Date = new Date()): boolean {
-    return this.buffer(clickKey(emailId), { emailId, clicked: true }, at);
+    // A view key never contains ':', so the two kinds of entry never share a key.
+    return this.buffer(`click:${emailId}`, { emailId, clicked: true }, at);
   }
 
   private buffer(
@@ -203,7 +201,8 @@ class OpenBuffer {
         'open buffer full: pixel opens and clicks dropped',
       );
     if (this.pending.size === 0) return;
-    const batch = [...this.pending.values()];
+    const taken = this.pending;
+    const batch = [...taken.values()];
     this.pending = new Map();
     const started = Date.now();
     let recorded = 0;
@@ -214,7 +213,7 @@ class OpenBuffer {
       this.failures = 0;
     } catch (err) {
       this.failures++;
-      retried = this.closed ? 0 : this.requeue(batch);
+      retried = this.closed ? 0 : this.requeue(taken);
       failed = batch.length - retried;
       this.options.logger.error(
         { err, opens: batch.length, retried, lost: failed, consecutiveFailures: this.failures },
@@ -238,10 +237,9 @@ class OpenBuffer {
   }
 
   /** Puts a failed batch back, merged with hits that arrived meanwhile; returns how many fit. */
-  private requeue(batch: BufferedOpen[]): number {
+  private requeue(taken: ReadonlyMap<string, BufferedOpen>): number {
     let kept = 0;
-    for (const open of batch) {
-      const key = open.viewKey ?? clickKey(open.emailId ?? '');
+    for (const [key, open] of taken) {
       const newer = this.pending.get(key);
       if (newer) {
         newer.first = open.first < newer.first ? open.first : newer.first;
