@@ -24,6 +24,7 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:27017", "host:port to accept MongoDB-protocol connections on")
 	dataDir := flag.String("data", ".data/mongo", "directory holding the SQLite database files")
 	logLevel := flag.String("log-level", "error", "debug, info, warn or error")
+	synchronous := flag.String("synchronous", "normal", "SQLite's synchronous setting: normal or full")
 	flag.Parse()
 
 	// Default "error": at info FerretDB logs every connection, and at warn it dumps
@@ -51,7 +52,7 @@ func main() {
 		Listener:  ferretdb.ListenerConfig{TCP: *listen},
 		Logger:    logger,
 		Handler:   "sqlite",
-		SQLiteURL: "file:" + dir + "/",
+		SQLiteURL: "file:" + dir + "/?_pragma=synchronous(" + *synchronous + ")",
 	})
 	if err != nil {
 		log.Fatalf("start: %v", err)
