@@ -89,6 +89,38 @@ describe('open buffer', () => {
     await buffer.close();
   });
 
+  it('times the next batch from the end of a slow write, coalescing the hits that came meanwhile', async () => {
+    const intervalMs = 50;
+    const writes: Array<{ keys: string[]; startedAt: number }> = [];
+    let finishFirst: () => void = () => undefined;
+    const buffer = createOpenBuffer({
+      logger,
+      flushIntervalMs: intervalMs,
+      write: async (batch) => {
+        writes.push({ keys: batch.map((o) => o.viewKey!), startedAt: Date.now() });
+        // The first write is slower than several intervals (a busy database).
+        if (writes.length === 1) await new Promise<void>((r) => (finishFirst = r));
+        return batch.length;
+      },
+    });
+    buffer.add('a');
+    while (writes.length === 0) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 5; i++) {
+      buffer.add('b');
+      buffer.add('c');
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+    assert.equal(writes.length, 1, 'nothing else is written while the slow write runs');
+    const endedAt = Date.now();
+    finishFirst();
+    while (writes.length < 2) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(writes[1]!.keys, ['b', 'c'], 'ten hits meanwhile, one open per key');
+    assert.ok(
+      writes[1]!.startedAt - endedAt >= intervalMs - 1,
+      `the next batch waited an interval after the slow one (${writes[1]!.startedAt - endedAt} ms)`,
+    );
+    await buffer.close();
+  });
   it('close() writes what is left', async () => {
     const ok = recordingBuffer();
     ok.buffer.add('a');
