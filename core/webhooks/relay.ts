@@ -116,9 +116,11 @@ export function createRelay(deps: RelayDeps): Relay {
         organizationId: record.organization_id,
         test: record.test === true,
       };
-      return { audience, body: bodyOf(doc, emailEventData(record)) };
+      // `email.sent` is announced while the provider is called: it happened when the record says.
+      const at = doc.kind === 'sent' && record.sent_at ? record.sent_at : doc.at;
+      return { audience, body: bodyOf(doc, emailEventData(record), at) };
     }
-    if (doc.audience && doc.data) return { audience: doc.audience, body: bodyOf(doc, doc.data) };
+    if (doc.audience && doc.data) return { audience: doc.audience, body: bodyOf(doc, doc.data, doc.at) };
     return 'never-happened';
   }
 
@@ -245,8 +247,8 @@ export function createRelay(deps: RelayDeps): Relay {
   return relay;
 }
 
-const bodyOf = (doc: OutboxDoc, data: EmailEventData | WorkflowEventData) =>
-  JSON.stringify({ type: doc.type, timestamp: doc.at.toISOString(), data } satisfies WebhookPayload);
+const bodyOf = (doc: OutboxDoc, data: EmailEventData | WorkflowEventData, at: Date) =>
+  JSON.stringify({ type: doc.type, timestamp: at.toISOString(), data } satisfies WebhookPayload);
 
 function newDelivery(endpointKey: string, doc: OutboxDoc, payload: string, now: Date): DeliveryDoc {
   return {

@@ -114,6 +114,11 @@ describe('deliveries', () => {
     assert.match(String(event!.headers['webhook-id']), /^msg_/);
     assert.ok(verify(endpoint.secret, event!), 'verifies with the endpoint secret');
     assert.throws(() => verify(`whsec_${Buffer.alloc(24, 1).toString('base64')}`, event!));
+    // Announced while the provider was called, it says when the record became sent.
+    const record = await h.database.db.collection<{ _id: string; sent_at?: Date }>('emails').findOne({
+      _id: emailId,
+    });
+    assert.equal(event!.json.timestamp, record?.sent_at?.toISOString());
 
     // A provider event for it: email.delivered, another id.
     const hook = await h.request('POST', '/api/email/webhooks/sendgrid', [
@@ -131,6 +136,37 @@ describe('deliveries', () => {
         .some((x) => x.json.type === 'email.delivered' && x.json.data['email_id'] === emailId),
     );
     await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
+  });
+
+  it('a send the provider refuses tells email.failed, never email.sent, and leaves no outbox entry', async () => {
+    const endpoint = await register(['email.sent', 'email.failed']);
+    try {
+      h.fake.plan(400);
+      const res = await h.request(
+        'POST',
+        '/api/email/send',
+        invoiceBody({ to: 'refused@example.com' }),
+        ORGANIZATION,
+      );
+      assert.equal(res.status, 500, JSON.stringify(res.body));
+      assert.match(String(res.body['error']), /^email provider rejected the message/);
+      await receiver.waitFor(() => endpoint.received().some((x) => x.json.type === 'email.failed'));
+      const outbox = h.database.db.collection('webhook_outbox');
+      const failed = endpoint.received().find((x) => x.json.type === 'email.failed')!;
+      const failedId = String(failed.json.data['email_id']);
+      assert.equal(failed.json.data['recipient_email'], 'refused@example.com');
+      const deadline = Date.now() + 5_000;
+      while ((await outbox.countDocuments({ email_id: failedId })) > 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      assert.equal(
+        await outbox.countDocuments({ email_id: failedId }),
+        0,
+        'the sent announcement was taken back',
+      );
+      assert.ok(!endpoint.received().some((x) => x.json.type === 'email.sent'));
+    } finally {
+      await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
+    }
   });
 
   it('a receiver failing twice gets the same event id three times; the delivery ends delivered', async () => {

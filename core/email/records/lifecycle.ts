@@ -32,15 +32,20 @@ export const NO_LIFECYCLE_SINK: LifecycleSink = {
   intend: async () => ({ settled() {} }),
 };
 
-/** `write` announced to `sink` first; `written` says from its result whether the change was made. */
+/**
+ * `write` announced to `sink` first; `written` says from its result whether the change was made.
+ * `early`: the same changes' announcement, made ahead (record-store.ts `announceSent`); if it
+ * failed, they are announced again here.
+ */
 export async function announce<T>(
   sink: LifecycleSink,
   changes: LifecycleChange[],
   write: () => Promise<T>,
   written: (result: T) => boolean = () => true,
+  early?: Promise<Announcement>,
 ): Promise<T> {
   if (changes.length === 0) return write();
-  const announcement = await sink.intend(changes);
+  const announcement = await (early ?? sink.intend(changes)).catch(() => sink.intend(changes));
   // A write that throws may or may not have been made: its announcement stays
   // unsettled, and is checked later against the record.
   const result = await write();

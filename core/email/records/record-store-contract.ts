@@ -2,6 +2,7 @@ import type { Filter, UpdateFilter } from 'mongodb';
 import type { ErrorKind } from '../../errors.ts';
 import type { BufferedOpen } from '../tracking/open-buffer.ts';
 import type { EmailRecord, TrackedEvent } from './record.ts';
+import type { Announcement } from './lifecycle.ts';
 
 /** How email records are written and read (record-store.ts implements it over the `emails` collection). */
 export interface RecordStore {
@@ -28,7 +29,18 @@ export interface RecordStore {
     providerId: string,
     othersMayHaveFailedIt?: boolean,
     provider?: string,
+    /** Its announcement, made by `announceSent` while the provider was called. */
+    announced?: Promise<Announcement>,
   ): Promise<void>;
+  /**
+   * Announces (lifecycle.ts) that `emailId` is about to be sent, ahead of
+   * `markSent`: the send pipeline does it while the provider call runs, so
+   * the announcement (an outbox write when a webhook endpoint listens) costs
+   * the send no round trip of its own. Settle it `false` when the provider
+   * refused the message; leave it unsettled when the outcome is unknown (the
+   * outbox's recovery reads the record).
+   */
+  announceSent(emailId: string): Promise<Announcement>;
   /** pending → failed; false (and nothing written) when the record is not pending. */
   markFailed(emailId: string, reason: string, kind: ErrorKind): Promise<boolean>;
   /**

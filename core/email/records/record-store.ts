@@ -9,7 +9,13 @@ import {
 } from './record.ts';
 import { emailIdOfViewKey, viewKeyMatches } from '../tracking/view-key.ts';
 import { HANDED_OVER_FIELDS, eventUpdate, openUpdate, wasGuessedFailed } from './record-events.ts';
-import { announce, NO_LIFECYCLE_SINK, type LifecycleChange, type LifecycleSink } from './lifecycle.ts';
+import {
+  announce,
+  NO_LIFECYCLE_SINK,
+  type Announcement,
+  type LifecycleChange,
+  type LifecycleSink,
+} from './lifecycle.ts';
 import { change, eventChanges, suppressedChange } from './lifecycle-changes.ts';
 import { createInFlight } from './in-flight.ts';
 
@@ -54,7 +60,8 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
     changes: LifecycleChange[],
     write: () => Promise<T>,
     written?: (result: T) => boolean,
-  ) => announce(lifecycle, changes, write, written);
+    early?: Promise<Announcement>,
+  ) => announce(lifecycle, changes, write, written, early);
   /** Serialises the writes to one email record (see keyed-lock.ts for why). */
   const lock = createKeyedLock();
 
@@ -131,37 +138,45 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
         }),
       ),
 
-    markSent: (emailId, providerId, othersMayHaveFailedIt = true, provider) =>
-      announced([change('sent', emailId, new Date())], () =>
-        lock.run(emailId, async () => {
-          const now = new Date();
-          // The provider id is kept even if a webhook event already moved the status on.
-          const sent: UpdateFilter<EmailRecord> = {
-            $set: {
-              provider_id: providerId,
-              ...(provider ? { provider } : {}),
-              updated_at: now,
-              error: null,
-              error_kind: null,
-              attempt_id: null,
-              attempt_started_at: null,
-            },
-            $min: { sent_at: now },
-            $max: { status_rank: STATUS_RANK.sent },
-          };
-          if (!othersMayHaveFailedIt) {
-            await emails.updateOne({ _id: emailId }, sent);
+    announceSent: (emailId) => lifecycle.intend([change('sent', emailId, new Date())]),
+
+    markSent: (emailId, providerId, othersMayHaveFailedIt = true, provider, early) =>
+      announced(
+        [change('sent', emailId, new Date())],
+        () =>
+          lock.run(emailId, async () => {
+            const now = new Date();
+            // The provider id is kept even if a webhook event already moved the status on.
+            const sent: UpdateFilter<EmailRecord> = {
+              $set: {
+                provider_id: providerId,
+                ...(provider ? { provider } : {}),
+                updated_at: now,
+                error: null,
+                error_kind: null,
+                attempt_id: null,
+                attempt_started_at: null,
+              },
+              $min: { sent_at: now },
+              $max: { status_rank: STATUS_RANK.sent },
+            };
+            if (!othersMayHaveFailedIt) {
+              await emails.updateOne({ _id: emailId }, sent);
+              landed(emailId);
+              return;
+            }
+            // The record as it was before this write, in the same round trip: was
+            // it failed as "outcome unknown" meanwhile? The answer proves otherwise.
+            // (No projection: FerretDB does not implement one on findAndModify.)
+            const before = await emails.findOneAndUpdate({ _id: emailId }, sent, {
+              returnDocument: 'before',
+            });
             landed(emailId);
-            return;
-          }
-          // The record as it was before this write, in the same round trip: was
-          // it failed as "outcome unknown" meanwhile? The answer proves otherwise.
-          // (No projection: FerretDB does not implement one on findAndModify.)
-          const before = await emails.findOneAndUpdate({ _id: emailId }, sent, { returnDocument: 'before' });
-          landed(emailId);
-          if (before && wasGuessedFailed(before))
-            await setHandedOverRank(emailId, { ...before, ...sent.$set });
-        }),
+            if (before && wasGuessedFailed(before))
+              await setHandedOverRank(emailId, { ...before, ...sent.$set });
+          }),
+        undefined,
+        early,
       ),
 
     /*

@@ -130,6 +130,9 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
 
     let providerId: string;
     let sentBy: string;
+    // The "sent" announcement is written while the provider works, not after it answered.
+    const sentAnnounced = records.announceSent(record.email_id);
+    sentAnnounced.catch(() => undefined); // markSent announces again if this failed
     const stopTimer = providerCallDuration.startTimer();
     try {
       const taken = await provider.send({
@@ -151,6 +154,12 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       stopTimer({ outcome: 'ok' });
     } catch (err) {
       stopTimer({ outcome: isMailroomError(err) ? err.kind : 'transient' });
+      // Refused: it was not sent. Unknown: left for the outbox's recovery to read the record.
+      if (!isMailroomError(err) || err.kind !== 'outcome_unknown')
+        sentAnnounced.then(
+          (a) => a.settled(false),
+          () => undefined,
+        );
       const send = { emailId: record.email_id, templateId: input.templateId, key };
       return failProviderCall({ records, keys, logger }, err, send, giveBack);
     }
@@ -158,7 +167,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
 
     try {
       // Only a keyed (workflow) send's record has other writers: a workflow giving up on it.
-      await records.markSent(record.email_id, providerId, key !== undefined, sentBy);
+      await records.markSent(record.email_id, providerId, key !== undefined, sentBy, sentAnnounced);
     } catch (err) {
       // The provider has the message: answering failure would invite a second
       // send. Keep trying to record it in the background (the database may be
