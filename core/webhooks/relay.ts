@@ -60,6 +60,9 @@ export interface RelayDeps {
   logger: Logger;
 }
 
+/** An entry to hand over; `record`: its record after the change, when its writer had it (never stored). */
+type HandOver = OutboxDoc & { record?: EmailRecord };
+
 /** An outbox entry read against its record: what to deliver, or that it is done with, or not yet. */
 type Resolved = { audience: EventAudience; body: string } | 'never-happened' | 'not-yet';
 
@@ -67,7 +70,8 @@ type Resolved = { audience: EventAudience; body: string } | 'never-happened' | '
  * Moves events from the outbox to Temporal. Concurrent announcements are
  * written as one insert (group commit), and entries are handed over in
  * batches: each record read by `_id` (the change must be on it:
- * `happenedFilter`), one insert of all their deliveries, one `deliverWebhooks`
+ * `happenedFilter`) unless its writer answered it (a send's `markSent`
+ * returns the record it wrote when somebody listens), one insert of all their deliveries, one `deliverWebhooks`
  * run per endpoint for the deliveries this hand-over created, one delete of
  * the entries. Entries are handed over right after their change in the
  * process that made it, and any left behind by a recovery pass that every
@@ -83,7 +87,7 @@ export function createRelay(deps: RelayDeps): Relay {
 
   const announcements = createGroupCommit<OutboxDoc>((docs) => outbox.add(docs), ANNOUNCE_BATCH);
   const removals = createGroupCommit<string>((ids) => outbox.remove(ids), HAND_OVER_BATCH);
-  const handOvers = createGroupCommit<OutboxDoc>(
+  const handOvers = createGroupCommit<HandOver>(
     async (docs) => void (await handOver(docs, true)),
     HAND_OVER_BATCH,
     HAND_OVER_INTERVAL_MS,
@@ -99,14 +103,17 @@ export function createRelay(deps: RelayDeps): Relay {
   }
 
   /** `writerDone`: its writer finished, so a change not on the record never happened. */
-  async function resolve(doc: OutboxDoc, writerDone: boolean): Promise<Resolved> {
+  async function resolve(doc: HandOver, writerDone: boolean): Promise<Resolved> {
     if (doc.email_id !== undefined && doc.kind !== undefined) {
-      const record = await emails.findOne({
-        _id: doc.email_id,
-        ...happenedFilter(
-          doc.view_key === undefined ? { kind: doc.kind } : { kind: doc.kind, viewKey: doc.view_key },
-        ),
-      });
+      // The writer's own answer (its write made the change), else a read that checks it is there.
+      const record =
+        doc.record ??
+        (await emails.findOne({
+          _id: doc.email_id,
+          ...happenedFilter(
+            doc.view_key === undefined ? { kind: doc.kind } : { kind: doc.kind, viewKey: doc.view_key },
+          ),
+        }));
       if (!record)
         return writerDone || Date.now() - doc.created_at.getTime() > UNWRITTEN_AFTER_MS
           ? 'never-happened'
@@ -125,7 +132,7 @@ export function createRelay(deps: RelayDeps): Relay {
   }
 
   /** Hands a batch of entries over; resolves with how many were delivered to Temporal. */
-  async function handOver(entries: readonly OutboxDoc[], writerDone: boolean): Promise<number> {
+  async function handOver(entries: readonly HandOver[], writerDone: boolean): Promise<number> {
     // A once-per-record event announced twice in the same few milliseconds is one entry.
     const docs = [...new Map(entries.map((doc) => [doc._id, doc])).values()];
     const resolved = await Promise.all(docs.map((doc) => resolve(doc, writerDone)));
@@ -195,8 +202,13 @@ export function createRelay(deps: RelayDeps): Relay {
         if (docs.length === 0) return { settled() {} };
         await announcements.submit(docs);
         return {
-          settled(written) {
-            inBackground(written ? handOvers.submit(docs) : removals.submit(docs.map((d) => d._id)));
+          wantsRecord: true,
+          settled(written, record) {
+            const withRecord = (doc: OutboxDoc): HandOver =>
+              record && doc.email_id === record._id ? { ...doc, record } : doc;
+            inBackground(
+              written ? handOvers.submit(docs.map(withRecord)) : removals.submit(docs.map((d) => d._id)),
+            );
           },
         };
       },

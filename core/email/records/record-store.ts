@@ -58,8 +58,8 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
 
   const announced = <T>(
     changes: LifecycleChange[],
-    write: () => Promise<T>,
-    written?: (result: T) => boolean,
+    write: (announcement: Announcement) => Promise<T>,
+    written?: (result: T) => boolean | EmailRecord,
     early?: Promise<Announcement>,
   ) => announce(lifecycle, changes, write, written, early);
   /** Serialises the writes to one email record (see keyed-lock.ts for why). */
@@ -143,8 +143,8 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
     markSent: (emailId, providerId, othersMayHaveFailedIt = true, provider, early) =>
       announced(
         [change('sent', emailId, new Date())],
-        () =>
-          lock.run(emailId, async () => {
+        (announcement) =>
+          lock.run(emailId, async (): Promise<EmailRecord | undefined> => {
             const now = new Date();
             // The provider id is kept even if a webhook event already moved the status on.
             const sent: UpdateFilter<EmailRecord> = {
@@ -161,9 +161,17 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
               $max: { status_rank: STATUS_RANK.sent },
             };
             if (!othersMayHaveFailedIt) {
+              // A listener (webhooks) gets the record from the write's own answer: no read later.
+              if (announcement.wantsRecord) {
+                const after = await emails.findOneAndUpdate({ _id: emailId }, sent, {
+                  returnDocument: 'after',
+                });
+                landed(emailId);
+                return after ?? undefined;
+              }
               await emails.updateOne({ _id: emailId }, sent);
               landed(emailId);
-              return;
+              return undefined;
             }
             // The record as it was before this write, in the same round trip: was
             // it failed as "outcome unknown" meanwhile? The answer proves otherwise.
@@ -174,10 +182,11 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
             landed(emailId);
             if (before && wasGuessedFailed(before))
               await setHandedOverRank(emailId, { ...before, ...sent.$set });
+            return undefined;
           }),
-        undefined,
+        (after) => after ?? true,
         early,
-      ),
+      ).then(() => undefined),
 
     /*
      * Read, then write: `failed` must not replace a status the provider
