@@ -37,7 +37,7 @@ const FERRETDB_PATCHES = [
   'patch/update-statements-release-connections.patch',
   'patch/update-one-document-atomically.patch',
 ];
-const FERRETDB_SOURCE_FILES = ['main.go', 'go.mod', 'go.sum', ...FERRETDB_PATCHES];
+const FERRETDB_SOURCE_FILES = ['main.go', 'lazylog/lazylog.go', 'go.mod', 'go.sum', ...FERRETDB_PATCHES];
 
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   const base = env['XDG_CACHE_HOME'] || join(homedir(), '.cache');

@@ -18,6 +18,8 @@ import (
 	"syscall"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
+
+	"mailroom/infra/ferretdb/lazylog"
 )
 
 func main() {
@@ -34,7 +36,7 @@ func main() {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		log.Fatalf("-log-level: %v", err)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(lazylog.Handler{Inner: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})})
 
 	log.SetOutput(os.Stderr)
 	log.SetPrefix("mailroom-ferretdb: ")

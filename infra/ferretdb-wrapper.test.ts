@@ -1,0 +1,17 @@
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { FERRETDB_SOURCE_DIR } from './provision.ts';
+
+/**
+ * The Go code of our FerretDB wrapper (infra/ferretdb) besides FerretDB itself:
+ * its own tests, run with the Go toolchain that builds it (they need nothing
+ * but Go's standard library).
+ */
+it("the wrapper's log handler formats nothing below its level (go test ./lazylog)", async () => {
+  const { stdout } = await promisify(execFile)('go', ['test', '-count=1', './lazylog'], {
+    cwd: FERRETDB_SOURCE_DIR,
+  });
+  assert.match(stdout, /^ok\s+mailroom\/infra\/ferretdb\/lazylog/m);
+});
