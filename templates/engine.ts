@@ -4,7 +4,7 @@
  *
  * Security rules that hold for every template:
  * - variables are HTML-escaped (Handlebars default; templates never use `{{{ }}}`);
- * - URLs go through the `href`/`url` helpers, which render `#` unless the value
+ * - URLs go through the `href`/`linkText`/`url` helpers, which render `#` unless the value
  *   is a valid link (templates/links.ts), and otherwise only its WHATWG
  *   re-serialisation, so a variable cannot inject `javascript:` nor show one
  *   host while linking to another;
@@ -33,6 +33,15 @@ export interface RenderInput {
   trackingPixelUrl: string | undefined;
   /** The caller's HTML; `custom` only. */
   htmlBody?: string | undefined;
+  /**
+   * Click tracking for a built-in template: the tracked URL of each valid
+   * link its `href` helper renders (undefined: the link as it is). Every
+   * `<a href>` of a built-in template goes through that helper
+   * (core/email/tracking/template-links.test.ts checks that this gives the
+   * same HTML as a scan), so its HTML needs no scan for links.
+   * Not for `custom`, whose links are found by scanning (link-rewriter.ts).
+   */
+  trackLink?: ((href: string) => string | undefined) | undefined;
 }
 
 /** Folder holding templates/<id>/html.hbs, text.hbs and templates/_shared/*.hbs. */
@@ -74,8 +83,15 @@ function readTemplateFile(...parts: string[]): string {
 
 /** HTML: escaping on; helpers emit already-escaped attribute values. */
 const htmlEngine = Handlebars.create();
+htmlEngine.registerHelper('href', (value: unknown, options: Handlebars.HelperOptions) => {
+  const href = safeHttpUrl(value);
+  const track = options.data?.trackLink as RenderInput['trackLink'];
+  const url = href !== '#' && track ? (track(href) ?? href) : href;
+  return new Handlebars.SafeString(escapeAttribute(url));
+});
+/** A link shown as text (the fallback line): the URL the reader is taken to, never a tracking URL. */
 htmlEngine.registerHelper(
-  'href',
+  'linkText',
   (value: unknown) => new Handlebars.SafeString(escapeAttribute(safeHttpUrl(value))),
 );
 htmlEngine.registerHelper('mailto', (value: unknown) =>
@@ -165,9 +181,12 @@ export function renderEmail(input: RenderInput): { html: string; text: string } 
     return renderCustom(input.htmlBody, input.subject, input.trackingPixelUrl);
   }
   const { html, text } = compiledFor(spec);
-  const options = { data: { subject: input.subject, trackingPixelUrl: input.trackingPixelUrl } };
+  const data = { subject: input.subject, trackingPixelUrl: input.trackingPixelUrl };
   const context = { ...input.data };
-  return { html: tidy(html!(context, options)), text: tidy(text!(context, options)) };
+  return {
+    html: tidy(html!(context, { data: { ...data, trackLink: input.trackLink } })),
+    text: tidy(text!(context, { data })),
+  };
 }
 
 /**

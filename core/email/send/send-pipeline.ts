@@ -209,9 +209,11 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     claimed: { record: EmailRecord; isNew: boolean },
     checking: ReturnType<typeof leaveOutSuppressed>,
   ) {
-    const rendered = await render(requested, claimed.record.view_key);
-    if (requested.trackClicks)
-      rendered.html = await deps.clicks.trackLinks(rendered.html, claimed.record.email_id, rendered.links);
+    const emailId = claimed.record.email_id;
+    const rendered = await render(requested, claimed.record.view_key, emailId);
+    // A built-in template's links were tracked as it rendered them; the caller's HTML is scanned.
+    if (requested.trackClicks && requested.templateId === CUSTOM_TEMPLATE_ID)
+      rendered.html = await deps.clicks.trackLinks(rendered.html, emailId, rendered.links);
     const { skipped, kept: input } = await checking;
     if (input.to.length === 0) return refuseSuppressed(claimed, skipped, input);
     // The record lists whom the message went to, and whom it left out.
@@ -224,7 +226,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
    * ours, its variables escaped); the caller's own HTML in a render thread,
    * which also finds its links when clicks are tracked.
    */
-  async function render(input: NormalizedSend, viewKey: string): Promise<RenderedHtml> {
+  async function render(input: NormalizedSend, viewKey: string, emailId: string): Promise<RenderedHtml> {
     const trackingPixelUrl = input.trackOpens ? pixelUrl(viewKey) : undefined;
     if (input.templateId !== CUSTOM_TEMPLATE_ID)
       return renderEmail({
@@ -232,6 +234,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         data: input.templateData,
         subject: input.subject,
         trackingPixelUrl,
+        trackLink: input.trackClicks ? (href) => deps.clicks.link(emailId, href) : undefined,
       });
     if (input.htmlBody === undefined) throw new Error('html_body is required for the custom template');
     return deps.customHtml.render({

@@ -25,6 +25,12 @@ export interface ClickTracking {
    * `emailId`; `links`: the links of `html`, when already found.
    */
   trackLinks(html: string, emailId: string, links?: PackedLinks): Promise<string>;
+  /**
+   * The click-tracking URL of one link of `emailId` (the decoded href), or
+   * undefined to leave it alone: what trackLinks does to each link. A
+   * built-in template's links are tracked this way as they are rendered.
+   */
+  link(emailId: string, href: string): string | undefined;
   /** What a click token stands for, expired or not; undefined when Mailroom did not sign it (never redirect then). */
   verify(token: unknown): ClickTarget | undefined;
 }
@@ -37,18 +43,15 @@ export function createClickTracking(options: {
 }): ClickTracking {
   const tokens = clickTokens(options.secret, options.lifetimeMs ? { lifetimeMs: options.lifetimeMs } : {});
   const prefix = `${options.publicBaseUrl}${CLICK_PATH}`;
+  const link = (emailId: string, href: string) => {
+    if (href.trim().startsWith(prefix)) return undefined;
+    const token = tokens.sign(emailId, href);
+    return token === undefined ? undefined : `${prefix}${token}`;
+  };
   return {
-    trackLinks(html, emailId, links) {
-      return rewriteLinks(
-        html,
-        (href) => {
-          if (href.trim().startsWith(prefix)) return undefined;
-          const token = tokens.sign(emailId, href);
-          return token === undefined ? undefined : `${prefix}${token}`;
-        },
-        links && unpackLinks(links),
-      );
-    },
+    trackLinks: (html, emailId, links) =>
+      rewriteLinks(html, (href) => link(emailId, href), links && unpackLinks(links)),
+    link,
     verify: (token) => tokens.verify(token),
   };
 }
