@@ -53,7 +53,8 @@ export interface EmailService {
   getStatus(emailId: string, principal: Principal): Promise<EmailStatus>;
   /**
    * The tracking pixel's side effect. Buffered (open-buffer.ts): resolves at
-   * once, the open is written with the next batch (≤ 250 ms). Unknown or
+   * once, the open is written with the next batch (500 ms after the
+   * first hit while the database keeps up). Unknown or
    * missing key: nothing is recorded; never throws.
    */
   recordOpen(viewKey: string | undefined): Promise<void>;
