@@ -94,9 +94,9 @@ export interface OpenBufferOptions {
 
 /**
  * 500 ms: a hot email's repeated opens (a privacy proxy's prefetch, a forwarded newsletter)
- * become one write per half second. Measured against 250 ms with the bench's 5,000 hot emails
- * (BENCH_ONLY=pixel,click, two runs each): pixel 0.42–0.47 → 0.503 and 0.507, click 0.33–0.34 →
- * 0.38. Hosted services report opens seconds to minutes later; half a second is not seen.
+ * become one write per half second. With the bench's 5,000 hot emails, medians of three:
+ * pixel 0.452 → 0.491, click 0.327 → 0.376 (docs/benchmarks.md). Hosted services report opens
+ * seconds to minutes later; half a second is not seen.
  */
 export const OPEN_FLUSH_INTERVAL_MS = 500;
 /** ~200 bytes per buffered key: 100,000 keys ≈ 20 MB at most. */
