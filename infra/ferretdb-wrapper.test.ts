@@ -2,7 +2,7 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { FERRETDB_SOURCE_DIR } from './provision.ts';
+import { FERRETDB_SOURCE_DIR, ferretDbSourceFiles } from './provision.ts';
 
 /**
  * The Go code of our FerretDB wrapper (infra/ferretdb) besides FerretDB itself:
@@ -14,4 +14,20 @@ it("the wrapper's log handler formats nothing below its level (go test ./lazylog
     cwd: FERRETDB_SOURCE_DIR,
   });
   assert.match(stdout, /^ok\s+mailroom\/infra\/ferretdb\/lazylog/m);
+});
+
+it('the build cache key covers every Go file `go build` compiles (go list)', async () => {
+  const { stdout } = await promisify(execFile)(
+    'go',
+    ['list', '-f', '{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}\n{{end}}', './...'],
+    { cwd: FERRETDB_SOURCE_DIR },
+  );
+  const compiled = stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((path) => path.slice(FERRETDB_SOURCE_DIR.length).replace(/^\//, ''))
+    .sort();
+  const hashed = (await ferretDbSourceFiles()).filter((file) => file.endsWith('.go'));
+  assert.deepEqual(hashed, compiled);
+  assert.ok(compiled.includes('main.go') && compiled.includes('lazylog/lazylog.go'));
 });

@@ -37,7 +37,6 @@ const FERRETDB_PATCHES = [
   'patch/update-statements-release-connections.patch',
   'patch/update-one-document-atomically.patch',
 ];
-const FERRETDB_SOURCE_FILES = ['main.go', 'lazylog/lazylog.go', 'go.mod', 'go.sum', ...FERRETDB_PATCHES];
 
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   const base = env['XDG_CACHE_HOME'] || join(homedir(), '.cache');
@@ -141,10 +140,20 @@ async function pipInstallInto(
   }
 }
 
+/**
+ * What `go build` in infra/ferretdb reads of ours: every Go file but the tests (found, not
+ * listed, so a new package cannot be left out of the hash), the module files and the patches.
+ */
+export async function ferretDbSourceFiles(): Promise<string[]> {
+  const entries = await readdir(FERRETDB_SOURCE_DIR, { recursive: true });
+  const goFiles = entries.filter((f) => f.endsWith('.go') && !f.endsWith('_test.go')).sort();
+  return [...goFiles, 'go.mod', 'go.sum', ...FERRETDB_PATCHES];
+}
+
 /** Short content hash of the FerretDB wrapper's sources: a new pin or edit gets a new binary. */
 export async function ferretDbSourceHash(): Promise<string> {
   const hash = createHash('sha256');
-  for (const file of FERRETDB_SOURCE_FILES) {
+  for (const file of await ferretDbSourceFiles()) {
     hash
       .update(file)
       .update('\0')
