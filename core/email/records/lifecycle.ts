@@ -57,7 +57,7 @@ export async function announce<T>(
   early?: Promise<Announcement>,
 ): Promise<T> {
   if (changes.length === 0) return write(UNHEARD);
-  const announcement = await (early ?? sink.intend(changes)).catch(() => sink.intend(changes));
+  const announcement = early ? await early.catch(() => sink.intend(changes)) : await sink.intend(changes);
   // A write that throws may or may not have been made: its announcement stays
   // unsettled, and is checked later against the record.
   const result = await write(announcement);
