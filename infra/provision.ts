@@ -36,6 +36,7 @@ const FERRETDB_PATCHES = [
   'patch/id-equality-selects-first.patch',
   'patch/update-statements-release-connections.patch',
   'patch/update-one-document-atomically.patch',
+  'patch/resource-tracking-debug-only.patch',
 ];
 
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 
+	"mailroom/infra/ferretdb/gcpercent"
 	"mailroom/infra/ferretdb/lazylog"
 )
 
@@ -27,7 +28,12 @@ func main() {
 	dataDir := flag.String("data", ".data/mongo", "directory holding the SQLite database files")
 	logLevel := flag.String("log-level", "error", "debug, info, warn or error")
 	synchronous := flag.String("synchronous", "normal", "SQLite's synchronous setting: normal or full")
+	gcPercent := flag.Int("gc-percent", gcpercent.Default, "Go's GOGC for this process (the GOGC variable, when set, wins)")
 	flag.Parse()
+
+	if _, err := gcpercent.Apply(*gcPercent); err != nil {
+		log.Fatalf("-gc-percent: %v", err)
+	}
 
 	// Default "error": at info FerretDB logs every connection, and at warn it dumps
 	// the whole reply each time the MongoDB driver sends endSessions (which 1.24
