@@ -29,10 +29,11 @@ func main() {
 	logLevel := flag.String("log-level", "error", "debug, info, warn or error")
 	synchronous := flag.String("synchronous", "normal", "SQLite's synchronous setting: normal or full")
 	gcPercent := flag.Int("gc-percent", gcpercent.Default, "Go's GOGC for this process (the GOGC variable, when set, wins)")
+	memoryLimitMB := flag.Int64("memory-limit-mb", gcpercent.DefaultMemoryLimitMB, "Go's soft memory limit in MB (GOMEMLIMIT, when set, wins)")
 	flag.Parse()
 
-	if _, err := gcpercent.Apply(*gcPercent); err != nil {
-		log.Fatalf("-gc-percent: %v", err)
+	if _, _, err := gcpercent.Apply(*gcPercent, *memoryLimitMB); err != nil {
+		log.Fatalf("-gc-percent, -memory-limit-mb: %v", err)
 	}
 
 	// Default "error": at info FerretDB logs every connection, and at warn it dumps

@@ -1,5 +1,5 @@
-// Package gcpercent sets the Go garbage collector's target for the FerretDB
-// process (infra/ferretdb/README.md says why it is not Go's default).
+// Package gcpercent sets the Go garbage collector's targets for the FerretDB
+// process (infra/ferretdb/README.md says why they are not Go's defaults).
 package gcpercent
 
 import (
@@ -16,18 +16,29 @@ import (
 // for ≈ 18 MB more resident memory (40 → 58 MB).
 const Default = 400
 
-// Apply sets percent as the collector's target unless the GOGC variable set
-// one (Go reads it at start, and an operator's choice wins). It returns the
-// target in effect.
-func Apply(percent int) (int, error) {
-	if _, set := os.LookupEnv("GOGC"); set {
-		current := debug.SetGCPercent(-1)
-		debug.SetGCPercent(current)
-		return current, nil
-	}
+// DefaultMemoryLimitMB bounds what the higher target may cost: a heap that
+// grows towards it (a large scan) is collected as often as it takes to stay
+// under it, whatever the target says (Go's soft memory limit).
+const DefaultMemoryLimitMB = 1024
+
+// Apply sets percent as the collector's target and limitMB as its soft
+// memory limit, each unless its variable (GOGC, GOMEMLIMIT) already set it:
+// Go reads them at start, and an operator's choice wins. It returns the
+// target and the limit (bytes) in effect.
+func Apply(percent int, limitMB int64) (int, int64, error) {
 	if percent <= 0 {
-		return 0, fmt.Errorf("%d is not a positive percentage", percent)
+		return 0, 0, fmt.Errorf("gc percent %d is not a positive percentage", percent)
 	}
-	debug.SetGCPercent(percent)
-	return percent, nil
+	if limitMB <= 0 {
+		return 0, 0, fmt.Errorf("memory limit %d MB is not a positive size", limitMB)
+	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(percent)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(limitMB << 20)
+	}
+	current := debug.SetGCPercent(-1)
+	debug.SetGCPercent(current)
+	return current, debug.SetMemoryLimit(-1), nil
 }

@@ -1,52 +1,63 @@
 package gcpercent
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"testing"
 )
 
+// restore puts the collector's settings back after a test, and runs it without
+// GOGC and GOMEMLIMIT unless it sets them itself.
 func restore(t *testing.T) {
-	before := debug.SetGCPercent(-1)
-	debug.SetGCPercent(before)
-	t.Cleanup(func() { debug.SetGCPercent(before) })
+	percent := debug.SetGCPercent(-1)
+	debug.SetGCPercent(percent)
+	limit := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
+	for _, name := range []string{"GOGC", "GOMEMLIMIT"} {
+		if value, set := os.LookupEnv(name); set {
+			t.Setenv(name, value) // restored after the test
+			os.Unsetenv(name)
+		}
+	}
 }
 
-func TestAppliesTheGivenPercentWithoutGOGC(t *testing.T) {
+func TestAppliesTheGivenTargetsWithoutTheVariables(t *testing.T) {
 	restore(t)
-	if value, set := os.LookupEnv("GOGC"); set {
-		t.Setenv("GOGC", value) // restored after the test
-		os.Unsetenv("GOGC")
-	}
-	got, err := Apply(Default)
-	if err != nil || got != Default {
-		t.Fatalf("Apply(%d) = %d, %v", Default, got, err)
+	percent, limit, err := Apply(Default, DefaultMemoryLimitMB)
+	if err != nil || percent != Default || limit != DefaultMemoryLimitMB<<20 {
+		t.Fatalf("Apply = %d, %d, %v", percent, limit, err)
 	}
 	if current := debug.SetGCPercent(Default); current != Default {
 		t.Fatalf("collector target %d, want %d", current, Default)
 	}
+	if current := debug.SetMemoryLimit(-1); current != DefaultMemoryLimitMB<<20 {
+		t.Fatalf("memory limit %d, want %d", current, DefaultMemoryLimitMB<<20)
+	}
 }
 
-func TestGOGCWins(t *testing.T) {
+func TestTheVariablesWin(t *testing.T) {
 	restore(t)
 	t.Setenv("GOGC", "150")
-	debug.SetGCPercent(150) // as Go's runtime did at start from the variable
-	got, err := Apply(Default)
-	if err != nil || got != 150 {
-		t.Fatalf("Apply(%d) with GOGC=150 = %d, %v", Default, got, err)
-	}
-	if current := debug.SetGCPercent(150); current != 150 {
-		t.Fatalf("collector target %d, want the operator's 150", current)
+	t.Setenv("GOMEMLIMIT", "off")
+	// As Go's runtime did at start from the variables.
+	debug.SetGCPercent(150)
+	debug.SetMemoryLimit(math.MaxInt64)
+	percent, limit, err := Apply(Default, DefaultMemoryLimitMB)
+	if err != nil || percent != 150 || limit != math.MaxInt64 {
+		t.Fatalf("Apply with GOGC=150 GOMEMLIMIT=off = %d, %d, %v", percent, limit, err)
 	}
 }
 
-func TestRefusesANonPositivePercent(t *testing.T) {
+func TestRefusesNonPositiveSettings(t *testing.T) {
 	restore(t)
-	if value, set := os.LookupEnv("GOGC"); set {
-		t.Setenv("GOGC", value)
-		os.Unsetenv("GOGC")
+	if _, _, err := Apply(0, DefaultMemoryLimitMB); err == nil {
+		t.Fatal("Apply(0, …) succeeded")
 	}
-	if _, err := Apply(0); err == nil {
-		t.Fatal("Apply(0) succeeded")
+	if _, _, err := Apply(Default, 0); err == nil {
+		t.Fatal("Apply(…, 0) succeeded")
 	}
 }
