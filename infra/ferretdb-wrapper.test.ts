@@ -10,11 +10,11 @@ import { FERRETDB_SOURCE_DIR, ferretDbSourceFiles } from './provision.ts';
  * but Go's standard library).
  */
 it("the wrapper's packages pass their Go tests: log handler, collector target (go test)", async () => {
-  const { stdout } = await promisify(execFile)('go', ['test', '-count=1', './lazylog', './gcpercent'], {
+  const { stdout } = await promisify(execFile)('go', ['test', '-count=1', './lazylog', './gcsettings'], {
     cwd: FERRETDB_SOURCE_DIR,
   });
   assert.match(stdout, /^ok\s+mailroom\/infra\/ferretdb\/lazylog/m);
-  assert.match(stdout, /^ok\s+mailroom\/infra\/ferretdb\/gcpercent/m);
+  assert.match(stdout, /^ok\s+mailroom\/infra\/ferretdb\/gcsettings/m);
 });
 
 it('the build cache key covers every Go file `go build` compiles (go list)', async () => {
@@ -31,5 +31,5 @@ it('the build cache key covers every Go file `go build` compiles (go list)', asy
   const hashed = (await ferretDbSourceFiles()).filter((file) => file.endsWith('.go'));
   assert.deepEqual(hashed, compiled);
   assert.ok(compiled.includes('main.go') && compiled.includes('lazylog/lazylog.go'));
-  assert.ok(compiled.includes('gcpercent/gcpercent.go'));
+  assert.ok(compiled.includes('gcsettings/gcsettings.go'));
 });

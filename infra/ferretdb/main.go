@@ -19,7 +19,7 @@ import (
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 
-	"mailroom/infra/ferretdb/gcpercent"
+	"mailroom/infra/ferretdb/gcsettings"
 	"mailroom/infra/ferretdb/lazylog"
 )
 
@@ -28,11 +28,11 @@ func main() {
 	dataDir := flag.String("data", ".data/mongo", "directory holding the SQLite database files")
 	logLevel := flag.String("log-level", "error", "debug, info, warn or error")
 	synchronous := flag.String("synchronous", "normal", "SQLite's synchronous setting: normal or full")
-	gcPercent := flag.Int("gc-percent", gcpercent.Default, "Go's GOGC for this process (the GOGC variable, when set, wins)")
-	memoryLimitMB := flag.Int64("memory-limit-mb", gcpercent.DefaultMemoryLimitMB, "Go's soft memory limit in MB (GOMEMLIMIT, when set, wins)")
+	gcPercent := flag.Int("gc-percent", gcsettings.DefaultPercent, "Go's GOGC for this process (the GOGC variable, when set, wins)")
+	memoryLimitMB := flag.Int64("memory-limit-mb", gcsettings.DefaultMemoryLimitMB, "Go's soft memory limit in MB (GOMEMLIMIT, when set, wins)")
 	flag.Parse()
 
-	if _, _, err := gcpercent.Apply(*gcPercent, *memoryLimitMB); err != nil {
+	if _, _, err := gcsettings.Apply(*gcPercent, *memoryLimitMB); err != nil {
 		log.Fatalf("-gc-percent, -memory-limit-mb: %v", err)
 	}
 

@@ -1,4 +1,4 @@
-package gcpercent
+package gcsettings
 
 import (
 	"math"
@@ -27,12 +27,12 @@ func restore(t *testing.T) {
 
 func TestAppliesTheGivenTargetsWithoutTheVariables(t *testing.T) {
 	restore(t)
-	percent, limit, err := Apply(Default, DefaultMemoryLimitMB)
-	if err != nil || percent != Default || limit != DefaultMemoryLimitMB<<20 {
+	percent, limit, err := Apply(DefaultPercent, DefaultMemoryLimitMB)
+	if err != nil || percent != DefaultPercent || limit != DefaultMemoryLimitMB<<20 {
 		t.Fatalf("Apply = %d, %d, %v", percent, limit, err)
 	}
-	if current := debug.SetGCPercent(Default); current != Default {
-		t.Fatalf("collector target %d, want %d", current, Default)
+	if current := debug.SetGCPercent(DefaultPercent); current != DefaultPercent {
+		t.Fatalf("collector target %d, want %d", current, DefaultPercent)
 	}
 	if current := debug.SetMemoryLimit(-1); current != DefaultMemoryLimitMB<<20 {
 		t.Fatalf("memory limit %d, want %d", current, DefaultMemoryLimitMB<<20)
@@ -46,7 +46,7 @@ func TestTheVariablesWin(t *testing.T) {
 	// As Go's runtime did at start from the variables.
 	debug.SetGCPercent(150)
 	debug.SetMemoryLimit(math.MaxInt64)
-	percent, limit, err := Apply(Default, DefaultMemoryLimitMB)
+	percent, limit, err := Apply(DefaultPercent, DefaultMemoryLimitMB)
 	if err != nil || percent != 150 || limit != math.MaxInt64 {
 		t.Fatalf("Apply with GOGC=150 GOMEMLIMIT=off = %d, %d, %v", percent, limit, err)
 	}
@@ -57,7 +57,7 @@ func TestRefusesNonPositiveSettings(t *testing.T) {
 	if _, _, err := Apply(0, DefaultMemoryLimitMB); err == nil {
 		t.Fatal("Apply(0, …) succeeded")
 	}
-	if _, _, err := Apply(Default, 0); err == nil {
+	if _, _, err := Apply(DefaultPercent, 0); err == nil {
 		t.Fatal("Apply(…, 0) succeeded")
 	}
 }

@@ -1,6 +1,6 @@
-// Package gcpercent sets the Go garbage collector's targets for the FerretDB
+// Package gcsettings sets the Go garbage collector's targets for the FerretDB
 // process (infra/ferretdb/README.md says why they are not Go's defaults).
-package gcpercent
+package gcsettings
 
 import (
 	"fmt"
@@ -8,13 +8,13 @@ import (
 	"runtime/debug"
 )
 
-// Default: FerretDB decodes and re-encodes every document it touches, so it
+// DefaultPercent: FerretDB decodes and re-encodes every document it touches, so it
 // allocates at a high rate over a small live heap (≈ 15 MB). At Go's default
 // of 100 the collector ran so often that it was the largest single cost of a
 // record update; at 400 an update by `_id` of an email record cost ≈ 350 µs
 // of CPU instead of ≈ 485 (2,000 records updated five times in bulks of 25),
 // for ≈ 18 MB more resident memory (40 → 58 MB).
-const Default = 400
+const DefaultPercent = 400
 
 // DefaultMemoryLimitMB bounds what the higher target may cost: a heap that
 // grows towards it (a large scan) is collected as often as it takes to stay
