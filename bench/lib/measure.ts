@@ -167,7 +167,9 @@ export const ratioLine = (r: Ratio): string =>
 /**
  * HTTP paths, one line per side, exactly
  * `load <name> <floor|ours> <wrk|node> <generator cores> server <server cores> <ok|generator-bound>`:
- * the load generator's CPU beside the server's over the measured rounds.
+ * the load generator's CPU beside the server's over the measured rounds, in
+ * cores to three decimals (wrk loading a database-bound path uses a few
+ * thousandths of a core: two decimals printed 0.00).
  */
 export function loadLines(r: Ratio): string[] {
   const load = r.load;
@@ -175,7 +177,7 @@ export function loadLines(r: Ratio): string[] {
   return (['floor', 'ours'] as const).map((side) => {
     const cpu = load[side];
     const c = cores(cpu);
-    return `load ${r.name} ${side} ${cpu.generator} ${c.generator.toFixed(2)} server ${c.server.toFixed(2)} ${generatorBound(cpu) ? 'generator-bound' : 'ok'}`;
+    return `load ${r.name} ${side} ${cpu.generator} ${c.generator.toFixed(3)} server ${c.server.toFixed(3)} ${generatorBound(cpu) ? 'generator-bound' : 'ok'}`;
   });
 }
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Generator, LoadSpec } from './load.ts';
@@ -19,6 +19,7 @@ interface WrkSummary {
   status: number;
   timeout: number;
   latency_us: number[];
+  cpu_us: number;
 }
 
 /**
@@ -28,9 +29,10 @@ interface WrkSummary {
  * files under `scratch`. wrk runs for whole seconds; the figures are its own (answers,
  * its duration, its latency percentiles).
  *
- * wrk's CPU is read from this process's `cutime`/`cstime` (/proc/self/stat),
- * which the kernel adds a child's CPU time to when the child is reaped: exact,
- * and still there after wrk exited (its own /proc entry is not).
+ * wrk's CPU is what it reports itself at the end (`os.clock()` in its Lua
+ * script: the whole process, to the microsecond). Counting it from this
+ * process's `cutime` was exact only to a clock tick (10 ms), which is all
+ * that a slow path's wrk uses in a short round: the bench printed 0.00.
  */
 export function wrkGenerator(wrkPath: string, scratch: string, why: string): Generator {
   return {
@@ -54,7 +56,7 @@ export function wrkGenerator(wrkPath: string, scratch: string, why: string): Gen
           throw new Error(
             `${spec.name}: expected ${spec.expectStatus}, the first request answered ${preflight}`,
           );
-        const [childBefore, serverBefore] = [await childrenCpu(), await cpuSeconds(spec.serverPid)];
+        const serverBefore = await cpuSeconds(spec.serverPid);
         const t0 = performance.now();
         const output = await runWrk(
           wrkPath,
@@ -71,7 +73,7 @@ export function wrkGenerator(wrkPath: string, scratch: string, why: string): Gen
           { BENCH_WRK_SPEC: specFile, BENCH_WRK_PATHS: manyPaths ? pathsFile : '' },
         );
         const wall = (performance.now() - t0) / 1000;
-        const [childAfter, serverAfter] = [await childrenCpu(), await cpuSeconds(spec.serverPid)];
+        const serverAfter = await cpuSeconds(spec.serverPid);
         const summary = parseSummary(output);
         const errors = summary.connect + summary.read + summary.write + summary.status + summary.timeout;
         if (errors > 0 || summary.requests === 0)
@@ -88,7 +90,7 @@ export function wrkGenerator(wrkPath: string, scratch: string, why: string): Gen
           ),
           cpu: {
             generator: 'wrk',
-            generatorCpu: childAfter - childBefore,
+            generatorCpu: summary.cpu_us / 1e6,
             serverCpu: (serverAfter ?? 0) - (serverBefore ?? 0),
             wall,
           },
@@ -100,13 +102,6 @@ export function wrkGenerator(wrkPath: string, scratch: string, why: string): Gen
       }
     },
   };
-}
-
-/** CPU seconds of this process's reaped children (`cutime` + `cstime`). */
-async function childrenCpu(): Promise<number> {
-  const stat = await readFile('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[13]) + Number(fields[14])) / 100; // USER_HZ is 100 on Linux
 }
 
 function runWrk(wrkPath: string, args: string[], env: Record<string, string>): Promise<string> {

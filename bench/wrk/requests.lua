@@ -9,7 +9,8 @@
 -- Without BENCH_WRK_PATHS no `request` function is defined, so wrk sends one
 -- prebuilt request over and over (its cheapest mode). At the end one line,
 -- `BENCH_WRK {json}`, carries what the bench reads: requests answered,
--- duration, errors, and latency percentiles 1..100 in microseconds.
+-- duration, errors, latency percentiles 1..100 in microseconds, and wrk's own
+-- CPU time (os.clock: the whole process, every thread, to the microsecond).
 
 local function read_all(file)
   local f = assert(io.open(file, "rb"))
@@ -56,6 +57,7 @@ function done(summary, latency, requests)
     q[p] = string.format("%d", latency:percentile(p))
   end
   io.write(string.format(
-    'BENCH_WRK {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"latency_us":[%s]}\n',
-    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout, table.concat(q, ",")))
+    'BENCH_WRK {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"latency_us":[%s],"cpu_us":%d}\n',
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout, table.concat(q, ","),
+    os.clock() * 1e6))
 end
