@@ -84,13 +84,14 @@ export function clickAnswerer({ email }: Pick<AppDeps, 'email'>): FastAnswerer {
 }
 
 /**
- * Koa's `ctx.redirect(url)` (koa/lib/response.js): an http(s) URL
- * reserialised, `Location` percent-encoded by encodeurl, 302, and a short
- * body naming the URL: HTML-escaped as `text/html` when the caller accepts
- * HTML (no `Accept` header does), else `text/plain`.
+ * Koa's `ctx.redirect(url)` (koa/lib/response.js): `Location` percent-encoded
+ * by encodeurl, 302, and a short body naming the URL: HTML-escaped as
+ * `text/html` when the caller accepts HTML (no `Accept` header does), else
+ * `text/plain`. Koa also reserialises an http(s) URL with the WHATWG parser;
+ * a click token's URL is already that parser's href (click-token.ts), which
+ * reserialising leaves as it is, so it is not parsed again here.
  */
-function redirectAnswer(req: IncomingMessage, url: string): FastAnswer {
-  const target = /^https?:\/\//i.test(url) ? new URL(url).toString() : url;
+function redirectAnswer(req: IncomingMessage, target: string): FastAnswer {
   const acceptsHtml = req.headers.accept === undefined || accepts(req).type('html') !== false;
   const body = Buffer.from(`Redirecting to ${acceptsHtml ? escapeHtml(target) : target}.`);
   return {

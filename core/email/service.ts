@@ -117,6 +117,9 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       deps.onOpensFlushed?.(report);
     },
   });
+  // Bound once: the click path counts every hit, and labels() hashes its values per call.
+  const clickBuffered = clicksFollowed.labels('true');
+  const clickDropped = clicksFollowed.labels('false');
   const handleWebhook = createWebhookHandler({
     records,
     suppressions,
@@ -216,7 +219,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       if (!target) throw new MailroomError('validation', INVALID_CLICK_LINK);
       if (target.expiresAt <= Date.now()) throw new MailroomError('validation', CLICK_LINK_EXPIRED);
       // Buffered like a pixel open; the redirect never waits on the database.
-      clicksFollowed.inc({ buffered: String(opens.addClick(target.emailId)) });
+      (opens.addClick(target.emailId) ? clickBuffered : clickDropped).inc();
       return target.url;
     },
 

@@ -135,5 +135,14 @@ describe('click tokens', () => {
     const twin = `${short.slice(0, -1)}${alphabet[alphabet.indexOf(short.at(-1)!) + 1]!}`;
     assert.deepEqual(Buffer.from(twin, 'base64url'), Buffer.from(short, 'base64url'));
     assert.equal(tokens.verify(`${twin}.${shortMac}`), undefined);
+    // The same with 2 unused bits (payload bytes 3n + 2), and in the MAC (16 bytes: 4 unused bits).
+    const [longer, longerMac] = tokens.sign(EMAIL_ID, 'https://a.example/xy')!.split('.') as [string, string];
+    assert.equal(Buffer.from(longer, 'base64url').length % 3, 2);
+    const twinOf = (text: string) => `${text.slice(0, -1)}${alphabet[alphabet.indexOf(text.at(-1)!) + 1]!}`;
+    assert.deepEqual(Buffer.from(twinOf(longer), 'base64url'), Buffer.from(longer, 'base64url'));
+    assert.equal(tokens.verify(`${twinOf(longer)}.${longerMac}`), undefined);
+    assert.deepEqual(Buffer.from(twinOf(longerMac), 'base64url'), Buffer.from(longerMac, 'base64url'));
+    assert.equal(tokens.verify(`${longer}.${twinOf(longerMac)}`), undefined);
+    assert.ok(tokens.verify(`${longer}.${longerMac}`), 'the canonical spelling still verifies');
   });
 });
