@@ -6,12 +6,31 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import type { WorkflowEventData, WorkflowEventType } from '../core/webhooks/webhook-events.ts';
+import type { OutcomeHint } from '../activities/outcome-hint.ts';
+import type { Caller } from '../core/identity.ts';
+import type { EventAudience, WorkflowEventData, WorkflowEventType } from '../core/webhooks/index.ts';
 import { runCaller } from './caller.ts';
 import { DATABASE_LOCAL_STEP } from './retry-policy.ts';
 
 // A local activity: one database write at most (none when nobody subscribes), in the run's last task.
 const { emitWorkflowEvent } = proxyLocalActivities<Activities>(DATABASE_LOCAL_STEP);
+
+/** Who gets a run's events: its caller's company, organization and mode. */
+export const audienceOf = (caller: Caller): EventAudience => ({
+  companyId: caller.companyId ?? null,
+  organizationId: caller.organizationId ?? null,
+  test: caller.test === true,
+});
+
+/** Handed to a run by `reportsOutcome`: what its last step said about who hears its completion. */
+export interface OutcomeReport {
+  /**
+   * The answer of a last step built with activities/outcome-hint.ts. Nobody
+   * hearing: `workflow.completed` is not emitted. No answer (`undefined`: a
+   * history recorded before the step gave one) changes nothing.
+   */
+  lastStepSaid(hint: OutcomeHint | void): void;
+}
 
 /**
  * Wraps a workflow a company triggers so that its end is told to the
@@ -21,14 +40,26 @@ const { emitWorkflowEvent } = proxyLocalActivities<Activities>(DATABASE_LOCAL_ST
  * recorded in its history); a cancelled run emits it in a scope the cancellation does
  * not reach. Runs terminated or timed out by Temporal run no code, so they
  * emit nothing (docs/webhooks.md).
+ *
+ * A run whose last step said no endpoint of its company subscribes to
+ * `workflow.completed` (`report.lastStepSaid`) completes without that local
+ * activity, one workflow activation fewer; the answer is in the step's
+ * recorded result, so a replay decides the same. Failures and cancellations
+ * are always emitted.
  */
 export function reportsOutcome<I extends unknown[], R>(
   name: string,
-  workflow: (...args: I) => Promise<R>,
+  workflow: (report: OutcomeReport, ...args: I) => Promise<R>,
 ): (...args: I) => Promise<R> {
   return async (...args: I): Promise<R> => {
     const caller = runCaller();
     const { workflowId, runId } = workflowInfo();
+    let completionHeard = true;
+    const report: OutcomeReport = {
+      lastStepSaid(hint) {
+        if (hint && hint.outcomeHeard === false) completionHeard = false;
+      },
+    };
     const emit = (type: WorkflowEventType, extra: Partial<WorkflowEventData>) =>
       caller.companyId === undefined
         ? Promise.resolve()
@@ -47,13 +78,13 @@ export function reportsOutcome<I extends unknown[], R>(
           );
     let result: R;
     try {
-      result = await workflow(...args);
+      result = await workflow(report, ...args);
     } catch (err) {
       if (isCancellation(err)) await CancellationScope.nonCancellable(() => emit('workflow.cancelled', {}));
       else await emit('workflow.failed', { error: rootCause(err) ?? 'workflow failed' });
       throw err;
     }
-    await emit('workflow.completed', { result });
+    if (completionHeard) await emit('workflow.completed', { result });
     return result;
   };
 }

@@ -8,7 +8,7 @@ import type {
 import { runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { EMAIL_STEP } from './retry-policy.ts';
-import { reportsOutcome } from './report-outcome.ts';
+import { reportsOutcome, type OutcomeReport } from './report-outcome.ts';
 
 const { deliverEinEmail } = proxyActivities<Activities>(EMAIL_STEP);
 
@@ -17,7 +17,9 @@ const { deliverEinEmail } = proxyActivities<Activities>(EMAIL_STEP);
  * (core/workflows/ein-actions.ts) sent to `recipients` (cc `ccs`) on behalf of
  * the company, organization and user named in the input.
  */
+// Its last step is the send itself: it gives no hint, so the completion is always emitted.
 async function sendEmailReceivedEinRun(
+  _report: OutcomeReport,
   input: SendEmailReceivedEinInput,
 ): Promise<SendEmailReceivedEinResult> {
   const idempotencyKey = `${workflowInfo().workflowId}:ein-email`;

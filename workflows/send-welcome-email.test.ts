@@ -53,7 +53,12 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     assert.deepEqual(data['result'], value);
     // The user steps get the caller's company: another company's user is "not found".
     assert.deepEqual(stubs.argsOf('claimUserWelcomeEmail'), ['u-1', workflowId, caller.companyId]);
-    assert.deepEqual(stubs.argsOf('markWelcomeEmailSent'), ['u-1', caller.companyId]);
+    // The flag step also gets the run's audience, to say whether anyone hears the run's end.
+    assert.deepEqual(stubs.argsOf('markWelcomeEmailSent'), [
+      'u-1',
+      caller.companyId,
+      { companyId: caller.companyId, organizationId: caller.organizationId, test: false },
+    ]);
     // Only the send is a task of Temporal's activity queue; the database steps
     // ran as local activities, recorded as markers (what the Web UI shows):
     // claim, flag, and the run's end for webhooks.
@@ -71,6 +76,39 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
         caller,
       },
     ]);
+  });
+
+  it('completes without the workflow.completed step when its last step says no endpoint hears it', async () => {
+    const caller = { companyId: randomUUID(), test: true };
+    const unheard = stubActivities({
+      claimUserWelcomeEmail: async (_userId, runId) => claimed(runId),
+      markWelcomeEmailSent: async () => ({ outcomeHeard: false }),
+    });
+    const { value, workflowId } = await runWelcome(unheard, { [CALLER_MEMO_KEY]: caller });
+    assert.equal(value?.['message'], 'welcome email sent');
+    assert.deepEqual(unheard.names(), [
+      'claimUserWelcomeEmail',
+      'deliverWelcomeEmail',
+      'markWelcomeEmailSent',
+    ]);
+    assert.deepEqual(unheard.argsOf('markWelcomeEmailSent')?.[2], {
+      companyId: caller.companyId,
+      organizationId: null,
+      test: true,
+    });
+    const events = (await env.current.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const markers = events.flatMap((e) => e.markerRecordedEventAttributes?.markerName ?? []);
+    assert.equal(markers.filter((m) => m === 'core_local_activity').length, 2, 'claim and flag only');
+
+    // A flag step that gives no answer (as in histories recorded before it gave one): emitted as before.
+    const silent = stubActivities({
+      claimUserWelcomeEmail: async (_userId, runId) => claimed(runId),
+      markWelcomeEmailSent: (async () =>
+        undefined) as unknown as StubbedActivities['activities']['markWelcomeEmailSent'],
+    });
+    await runWelcome(silent, { [CALLER_MEMO_KEY]: caller });
+    assert.deepEqual(silent.names().at(-1), 'emitWorkflowEvent');
+    assert.equal(silent.argsOf('emitWorkflowEvent')?.[0], 'workflow.completed');
   });
 
   it('sends nothing when the flag is already set, or another run holds the claim', async () => {

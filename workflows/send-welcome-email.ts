@@ -8,7 +8,7 @@ import { runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { recordEmailId } from './record-email-id.ts';
 import { DATABASE_LOCAL_STEP, EMAIL_STEP } from './retry-policy.ts';
-import { reportsOutcome } from './report-outcome.ts';
+import { audienceOf, reportsOutcome, type OutcomeReport } from './report-outcome.ts';
 
 const { claimUserWelcomeEmail, releaseWelcomeEmail, markWelcomeEmailSent } =
   proxyLocalActivities<Activities>(DATABASE_LOCAL_STEP);
@@ -36,7 +36,10 @@ const NOT_CLAIMED = {
  * take long) → set the flag (local activity). A send that fails for good or
  * is cancelled releases the claim (local activity).
  */
-async function sendWelcomeEmailRun(input: SendWelcomeEmailInput): Promise<SendWelcomeEmailResult> {
+async function sendWelcomeEmailRun(
+  report: OutcomeReport,
+  input: SendWelcomeEmailInput,
+): Promise<SendWelcomeEmailResult> {
   const { workflowId } = workflowInfo();
   const caller = runCaller();
   // The user must be the caller's company's (or name no company): another
@@ -67,7 +70,8 @@ async function sendWelcomeEmailRun(input: SendWelcomeEmailInput): Promise<SendWe
     throw err;
   }
   recordEmailId(sent.emailId);
-  await markWelcomeEmailSent(input.userId, companyId);
+  // The last step also says whether anyone hears the run's completion (report-outcome.ts).
+  report.lastStepSaid(await markWelcomeEmailSent(input.userId, companyId, audienceOf(caller)));
   return { message: 'welcome email sent', userId: input.userId, emailId: sent.emailId };
 }
 

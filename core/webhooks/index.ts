@@ -88,5 +88,6 @@ export type { EndpointOwner } from './endpoint-store.ts';
 export { endpointUrlProblem } from './endpoint-url.ts';
 export { EVENT_TYPES, webhookPayloadSchema } from './webhook-events.ts';
 export type { WorkflowEventData, WorkflowEventType } from './webhook-events.ts';
+export type { EventAudience } from './subscriptions.ts';
 export { ENDPOINT_GONE } from './delivery-workflow.ts';
 export type { BatchedAttempt, DeliverWebhooksInput, FirstAttempt } from './delivery-workflow.ts';

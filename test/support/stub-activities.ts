@@ -27,7 +27,7 @@ const DEFAULTS: Activities = {
     name: null,
   }),
   releaseWelcomeEmail: async () => undefined,
-  markWelcomeEmailSent: async () => undefined,
+  markWelcomeEmailSent: async () => ({ outcomeHeard: true }),
   deliverWelcomeEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
   deliverEinEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
   markEmailFailed: async () => undefined,
