@@ -17,8 +17,8 @@ const { deliverEinEmail } = proxyActivities<Activities>(EMAIL_STEP);
  * (core/workflows/ein-actions.ts) sent to `recipients` (cc `ccs`) on behalf of
  * the company, organization and user named in the input.
  */
-// Its last step is the send itself: it gives no hint, so the completion is always emitted.
 async function sendEmailReceivedEinRun(
+  // Its last step is the send itself, which gives no hint: the completion is always emitted.
   _report: OutcomeReport,
   input: SendEmailReceivedEinInput,
 ): Promise<SendEmailReceivedEinResult> {
