@@ -135,6 +135,31 @@ describe('tracking routes: fast path and general chain alike', () => {
     assert.equal(res.headers.get('x-request-id'), 'caller-id.1');
   });
 
+  it('answers many requests arriving at once, each with its own redirect and request id', async () => {
+    // Answers of one turn of the event loop are written together (answers-per-turn.ts).
+    const tokens = clickTokens(TEST_SECRET);
+    const clicks = Array.from({ length: 60 }, (_, i) => {
+      const url = `https://acme.example/page/${i}`;
+      return { url, id: `click-${i}`, token: tokens.sign(randomUUID(), url)! };
+    });
+    const answers = await Promise.all(
+      clicks.map(async ({ token, id }) => {
+        const res = await fetch(`${app.url}/api/email/click/${token}`, {
+          redirect: 'manual',
+          headers: { 'x-request-id': id },
+        });
+        await res.arrayBuffer();
+        return res;
+      }),
+    );
+    answers.forEach((res, i) => {
+      assert.equal(res.status, 302);
+      assert.equal(res.headers.get('location'), clicks[i]!.url);
+      assert.equal(res.headers.get('x-request-id'), clicks[i]!.id);
+    });
+    await app.email.flushOpens();
+  });
+
   it('counts each request in the HTTP metrics under the route template', async () => {
     const before = await Scrape.of(`${app.url}/metrics`);
     const token = clickTokens(TEST_SECRET).sign(randomUUID(), 'https://acme.example/')!;

@@ -3,6 +3,7 @@ import { isMailroomError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { RouteSpec } from '../route.ts';
 import type { AccessSummary } from './access-summary.ts';
+import { answersPerTurn } from './answers-per-turn.ts';
 import { INTERNAL_ERROR, statusOf } from './error-handler.ts';
 import type { httpMetricsRecorder } from './metrics.ts';
 import { logLine, requestIdFor } from './request-log.ts';
@@ -63,6 +64,7 @@ export function trackingFastPath(
 ) {
   const fast = routes.map(fastRoute);
   const { logger, summary, record } = deps;
+  const writeThisTurn = answersPerTurn();
 
   async function answerTracking(
     route: FastRoute,
@@ -80,13 +82,26 @@ export function trackingFastPath(
       answer = failure(err, request.setBeforeFailure);
       if (answer.status >= 500) logger.error({ err, path: pathOf(request), method }, 'request failed');
     }
-    res.writeHead(answer.status, answer.headers.concat('X-Request-Id', requestId));
-    // Node sends no body for HEAD, whatever end() is given; Content-Length stays as for GET.
-    res.end(answer.body);
-    record(method, route.template, answer.status, started);
-    const ms = Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10;
-    if (answer.status < 500) summary.add(route.summaryName[method], answer.status, ms);
-    else logLine(logger, { requestId, method, path: pathOf(request), status: answer.status, ms });
+    writeThisTurn(() => {
+      try {
+        res.writeHead(answer.status, answer.headers.concat('X-Request-Id', requestId));
+        // Node sends no body for HEAD, whatever end() is given; Content-Length stays as for GET.
+        res.end(answer.body);
+      } catch (err) {
+        abandon(err, method, request, res);
+        return;
+      }
+      record(method, route.template, answer.status, started);
+      const ms = Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10;
+      if (answer.status < 500) summary.add(route.summaryName[method], answer.status, ms);
+      else logLine(logger, { requestId, method, path: pathOf(request), status: answer.status, ms });
+    });
+  }
+
+  /** The answer could not be written (the socket is gone): nothing left to tell the caller. */
+  function abandon(err: unknown, method: string, request: FastRequest, res: ServerResponse): void {
+    logger.error({ err, method, path: pathOf(request) }, 'request failed');
+    res.destroy();
   }
 
   return function withTrackingFirst(next: RequestListener): RequestListener {
@@ -105,11 +120,9 @@ export function trackingFastPath(
         param: match.param,
         setBeforeFailure: [],
       };
-      return answerTracking(match.route, method, request, res).catch((err: unknown) => {
-        // Only a failure to write the answer gets here (the socket is gone): nothing left to tell the caller.
-        logger.error({ err, method, path }, 'request failed');
-        res.destroy();
-      });
+      return answerTracking(match.route, method, request, res).catch((err: unknown) =>
+        abandon(err, method, request, res),
+      );
     };
   };
 }
