@@ -217,9 +217,10 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     async followClick(token) {
       const target = clicks.verify(token);
       if (!target) throw new MailroomError('validation', INVALID_CLICK_LINK);
-      if (target.expiresAt <= Date.now()) throw new MailroomError('validation', CLICK_LINK_EXPIRED);
+      const now = Date.now();
+      if (target.expiresAt <= now) throw new MailroomError('validation', CLICK_LINK_EXPIRED);
       // Buffered like a pixel open; the redirect never waits on the database.
-      (opens.addClick(target.emailId) ? clickBuffered : clickDropped).inc();
+      (opens.addClick(target.emailId, now) ? clickBuffered : clickDropped).inc();
       return target.url;
     },
 

@@ -111,8 +111,22 @@ export function createOpenBuffer(options: OpenBufferOptions): OpenBuffer {
   return new OpenBuffer(options);
 }
 
+/** When a buffered key was hit: first and latest, in ms since the epoch (numbers: no `Date` per hit). */
+interface HitTimes {
+  first: number;
+  last: number;
+}
+
+/** What waits for the next flush: pixel opens by view key, clicks by email id. */
+interface Pending {
+  opens: Map<string, HitTimes>;
+  clicks: Map<string, HitTimes>;
+}
+
+const nothingPending = (): Pending => ({ opens: new Map(), clicks: new Map() });
+
 class OpenBuffer {
-  private pending = new Map<string, BufferedOpen>();
+  private pending = nothingPending();
   private readonly totals = { accepted: 0, dropped: 0, recorded: 0, failed: 0, retried: 0, flushes: 0 };
   /** Consecutive failed writes: the next flush waits intervalMs × 2^failures (capped). */
   private failures = 0;
@@ -130,41 +144,40 @@ class OpenBuffer {
     this.maxPending = options.maxPending ?? OPEN_BUFFER_MAX_PENDING;
   }
 
-  /** Buffers one pixel hit; false when it was dropped (buffer full). Never waits, never throws. */
-  add(viewKey: string, at: Date = new Date()): boolean {
-    return this.buffer(viewKey, { viewKey }, at);
+  /** Buffers one pixel hit at `at` (ms since the epoch); false when it was dropped (buffer full). Never waits, never throws. */
+  add(viewKey: string, at: number = Date.now()): boolean {
+    return this.buffer(this.pending.opens, viewKey, at);
   }
 
   /**
    * Buffers one click of a tracked link of `emailId` (a verified click token's);
    * coalesced per email like pixel hits per key. False when dropped (buffer full).
    */
-  addClick(emailId: string, at: Date = new Date()): boolean {
-    // A view key never contains ':', so the two kinds of entry never share a key.
-    return this.buffer(`click:${emailId}`, { emailId, clicked: true }, at);
+  addClick(emailId: string, at: number = Date.now()): boolean {
+    return this.buffer(this.pending.clicks, emailId, at);
   }
 
-  private buffer(
-    key: string,
-    entry: Pick<BufferedOpen, 'viewKey' | 'emailId' | 'clicked'>,
-    at: Date,
-  ): boolean {
-    const existing = this.pending.get(key);
+  private buffer(keyed: Map<string, HitTimes>, key: string, at: number): boolean {
+    const existing = keyed.get(key);
     if (existing) {
       if (at > existing.last) existing.last = at;
       this.totals.accepted++;
       return true;
     }
-    if (this.pending.size >= this.maxPending) {
+    if (this.pendingCount() >= this.maxPending) {
       this.totals.dropped++;
       this.droppedSinceFlush++;
       this.schedule();
       return false;
     }
-    this.pending.set(key, { ...entry, first: at, last: at });
+    keyed.set(key, { first: at, last: at });
     this.totals.accepted++;
     this.schedule();
     return true;
+  }
+
+  private pendingCount(): number {
+    return this.pending.opens.size + this.pending.clicks.size;
   }
 
   /** Writes everything buffered so far (after any flush already running); resolves once it is written. */
@@ -183,7 +196,7 @@ class OpenBuffer {
   }
 
   stats(): OpenBufferStats {
-    return { ...this.totals, pending: this.pending.size };
+    return { ...this.totals, pending: this.pendingCount() };
   }
 
   private schedule(): void {
@@ -215,10 +228,10 @@ class OpenBuffer {
         { dropped, droppedTotal: this.totals.dropped, maxPending: this.maxPending },
         'open buffer full: pixel opens and clicks dropped',
       );
-    if (this.pending.size === 0) return;
+    if (this.pendingCount() === 0) return;
     const taken = this.pending;
-    const batch = [...taken.values()];
-    this.pending = new Map();
+    const batch = batchOf(taken);
+    this.pending = nothingPending();
     const started = Date.now();
     this.writing = true;
     let recorded = 0;
@@ -250,21 +263,35 @@ class OpenBuffer {
       ms: Date.now() - started,
     });
     // Hits that arrived during the write, and a failed batch, wait for the timer (or close()).
-    if (this.pending.size > 0) this.schedule();
+    if (this.pendingCount() > 0) this.schedule();
   }
 
   /** Puts a failed batch back, merged with hits that arrived meanwhile; returns how many fit. */
-  private requeue(taken: ReadonlyMap<string, BufferedOpen>): number {
+  private requeue(taken: Pending): number {
+    return this.merge(taken.opens, this.pending.opens) + this.merge(taken.clicks, this.pending.clicks);
+  }
+
+  private merge(taken: ReadonlyMap<string, HitTimes>, into: Map<string, HitTimes>): number {
     let kept = 0;
-    for (const [key, open] of taken) {
-      const newer = this.pending.get(key);
+    for (const [key, times] of taken) {
+      const newer = into.get(key);
       if (newer) {
-        newer.first = open.first < newer.first ? open.first : newer.first;
-        newer.last = open.last > newer.last ? open.last : newer.last;
-      } else if (this.pending.size < this.maxPending) this.pending.set(key, open);
+        newer.first = Math.min(times.first, newer.first);
+        newer.last = Math.max(times.last, newer.last);
+      } else if (this.pendingCount() < this.maxPending) into.set(key, times);
       else continue;
       kept++;
     }
     return kept;
   }
+}
+
+/** The opens to write: the pixel's (by view key), then the clicks (by email id). */
+function batchOf({ opens, clicks }: Pending): BufferedOpen[] {
+  const batch: BufferedOpen[] = [];
+  for (const [viewKey, { first, last }] of opens)
+    batch.push({ viewKey, first: new Date(first), last: new Date(last) });
+  for (const [emailId, { first, last }] of clicks)
+    batch.push({ emailId, clicked: true, first: new Date(first), last: new Date(last) });
+  return batch;
 }
