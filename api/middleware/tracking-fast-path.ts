@@ -20,7 +20,8 @@ import type { FastAnswer, FastAnswerer, FastRequest } from './tracking-fast-path
  * HTTP metrics (labelled by the route's template, as the router would), its
  * place in the access summary (a line if it fails with a 5xx), the route's
  * own validation and answers (tracking-fast-path-answers.ts), and an error
- * answer in the shape of api/middleware/error-handler.ts.
+ * answer in the shape of api/middleware/error-handler.ts. The answers of one
+ * turn of the event loop are written together at its end (answers-per-turn.ts).
  *
  * Only the exact spellings are taken: `GET`/`HEAD` (the router serves `HEAD`
  * for every `GET`) of the path as declared, the parameter one non-empty
