@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { clickTokens } from '../../core/email/tracking/click-token.ts';
 import { startEmailApp, type EmailTestApp } from '../../test/support/email-app.ts';
@@ -156,6 +157,37 @@ describe('tracking routes: fast path and general chain alike', () => {
       assert.equal(res.status, 302);
       assert.equal(res.headers.get('location'), clicks[i]!.url);
       assert.equal(res.headers.get('x-request-id'), clicks[i]!.id);
+    });
+    await app.email.flushOpens();
+  });
+
+  it('answers pipelined requests on one connection in the order they came', async () => {
+    const tokens = clickTokens(TEST_SECRET);
+    const urls = ['https://acme.example/first', 'https://acme.example/second'];
+    const { hostname, port } = new URL(app.url);
+    const requests = urls
+      .map(
+        (url, i) =>
+          `GET /api/email/click/${tokens.sign(randomUUID(), url)!} HTTP/1.1\r\n` +
+          `Host: ${hostname}\r\nX-Request-Id: pipelined-${i}\r\n` +
+          (i === urls.length - 1 ? 'Connection: close\r\n' : '') +
+          '\r\n',
+      )
+      .join('');
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.end(requests));
+      let received = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => (received += chunk));
+      socket.on('end', () => resolve(received));
+      socket.on('error', reject);
+    });
+    const answers = raw.split('HTTP/1.1 ').slice(1);
+    assert.equal(answers.length, 2, raw);
+    answers.forEach((answer, i) => {
+      assert.match(answer, /^302 /);
+      assert.ok(answer.includes(`\r\nLocation: ${urls[i]}\r\n`), answer);
+      assert.ok(answer.includes(`\r\nX-Request-Id: pipelined-${i}\r\n`), answer);
     });
     await app.email.flushOpens();
   });
