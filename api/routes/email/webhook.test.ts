@@ -147,6 +147,20 @@ describe('POST /api/email/webhooks/sendgrid', () => {
     assert.equal(stored?.['opened'], true);
   });
 
+  it("opens arriving out of order leave `time` at the latest open's", async () => {
+    const id = await sendOne();
+    const now = Math.floor(Date.now() / 1000);
+    const openAt = (timestamp: number) => ({ ...event(id, 'open'), timestamp });
+    // The later open first (its own request), then an older one, then one older still in a batch.
+    assert.equal((await deliverEvents([openAt(now - 60)])).status, 200);
+    assert.equal((await deliverEvents([openAt(now - 600)])).status, 200);
+    assert.equal((await deliverEvents([openAt(now - 300), event(id, 'delivered')])).status, 200);
+    const stored = await record(id);
+    assert.equal((stored?.['time'] as Date).getTime(), (now - 60) * 1000);
+    assert.equal((stored?.['opened_at'] as Date).getTime(), (now - 600) * 1000, 'the first open');
+    assert.equal(stored?.['status'], 'opened');
+  });
+
   it('applies a large batch (written in bulk) to every record it names, unknown ids among them', async () => {
     const ids = await Promise.all(Array.from({ length: 30 }, () => sendOne()));
     const batch = ids.flatMap((id, i) => [

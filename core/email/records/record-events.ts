@@ -4,7 +4,9 @@ import { STATUS_RANK } from './record.ts';
 /**
  * The updates that move an email record on from provider and tracking events
  * (record-store.ts applies them): flags whatever the status, first times kept
- * with `$min`, the status raised with `$max` only.
+ * with `$min`, the status raised and the latest open's `time` kept with `$max`
+ * only, so events arriving out of order (the provider's often do) end in the
+ * same record.
  */
 
 /** What undoing an "outcome unknown" failure reads of a record. */
@@ -22,11 +24,12 @@ export const wasGuessedFailed = (record: Partial<EmailRecord>) =>
 
 /**
  * One event as one update: flags whatever the status, `$min` keeps the first
- * occurrence's time, `$max` moves the status forward only.
+ * occurrence's time, `$max` moves the status and the latest open's time forward only.
  */
 export function eventUpdate(event: TrackedEvent, at: Date) {
   const flags: Partial<EmailRecord> = { updated_at: at };
   const firsts: Partial<Record<'sent_at' | 'delivered_at' | 'opened_at' | 'bounced_at', Date>> = {};
+  let latest: { time?: Date } = {};
   let rank: number;
   if (event === 'processed') {
     firsts.sent_at = at;
@@ -39,19 +42,22 @@ export function eventUpdate(event: TrackedEvent, at: Date) {
     const open = openUpdate(at, at, event === 'clicked');
     Object.assign(flags, open.$set);
     Object.assign(firsts, open.$min);
-    rank = open.$max.status_rank;
+    ({ status_rank: rank, ...latest } = open.$max);
   } else {
     firsts.bounced_at = at;
     rank = STATUS_RANK.bounced;
   }
-  return { $set: flags, $min: firsts, $max: { status_rank: rank } };
+  return { $set: flags, $min: firsts, $max: { ...latest, status_rank: rank } };
 }
 
-/** An open: flags whatever the status, `opened_at` the first open, status at most raised to opened. */
+/**
+ * An open: flags whatever the status, `opened_at` the first open, `time` the
+ * latest open (an older one arriving later leaves it), status at most raised to opened.
+ */
 export function openUpdate(first: Date, last: Date, clicked = false) {
   return {
-    $set: { opened: true, time: last, updated_at: last, ...(clicked ? { clicked: true } : {}) },
+    $set: { opened: true, updated_at: last, ...(clicked ? { clicked: true } : {}) },
     $min: { opened_at: first },
-    $max: { status_rank: STATUS_RANK.opened },
+    $max: { time: last, status_rank: STATUS_RANK.opened },
   };
 }

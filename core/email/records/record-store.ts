@@ -313,7 +313,7 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
   async function applyEventsNow(
     events: ReadonlyArray<{ emailId: string; event: TrackedEvent; at: Date }>,
   ): Promise<Set<string>> {
-    // In arrival order (`time` is the latest open); an unknown id matches nothing.
+    // In arrival order (`$max` keeps the latest open's `time` whatever the order); an unknown id matches nothing.
     await updateEach(
       events.map((e) => ({ emailId: e.emailId, update: eventUpdate(e.event, e.at) })),
       true,
