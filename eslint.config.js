@@ -25,6 +25,12 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS on purpose (core/email/tracking/html-render-thread.cjs says why).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: it must not reach the
     // network, the clock, the database or Node built-ins, only activity *types*.
     files: ['workflows/**/*.ts'],

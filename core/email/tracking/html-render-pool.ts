@@ -59,7 +59,7 @@ export function createHtmlRenderPool(
   let pool: Piscina | undefined;
   const threads = () =>
     (pool ??= new Piscina({
-      filename: new URL('./html-render-thread.mjs', import.meta.url).href,
+      filename: new URL('./html-render-thread.cjs', import.meta.url).href,
       // Not the parent's flags: a test runner's `--import tsx` or `--test` mean nothing here.
       execArgv: [],
       minThreads: Math.min(MIN_THREADS, maxThreads),
