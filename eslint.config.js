@@ -27,8 +27,7 @@ export default tseslint.config(
   {
     // CommonJS on purpose (core/email/tracking/html-render-thread.cjs says why).
     files: ['**/*.cjs'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },
-    rules: { '@typescript-eslint/no-require-imports': 'off' },
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: it must not reach the
