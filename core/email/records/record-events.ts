@@ -29,25 +29,24 @@ export const wasGuessedFailed = (record: Partial<EmailRecord>) =>
 export function eventUpdate(event: TrackedEvent, at: Date) {
   const flags: Partial<EmailRecord> = { updated_at: at };
   const firsts: Partial<Record<'sent_at' | 'delivered_at' | 'opened_at' | 'bounced_at', Date>> = {};
-  let latest: { time?: Date } = {};
-  let rank: number;
+  let raised: { status_rank: number; time?: Date };
   if (event === 'processed') {
     firsts.sent_at = at;
-    rank = STATUS_RANK.sent;
+    raised = { status_rank: STATUS_RANK.sent };
   } else if (event === 'delivered') {
     flags.delivered = true;
     firsts.delivered_at = at;
-    rank = STATUS_RANK.delivered;
+    raised = { status_rank: STATUS_RANK.delivered };
   } else if (event === 'opened' || event === 'clicked') {
     const open = openUpdate(at, at, event === 'clicked');
     Object.assign(flags, open.$set);
     Object.assign(firsts, open.$min);
-    ({ status_rank: rank, ...latest } = open.$max);
+    raised = open.$max;
   } else {
     firsts.bounced_at = at;
-    rank = STATUS_RANK.bounced;
+    raised = { status_rank: STATUS_RANK.bounced };
   }
-  return { $set: flags, $min: firsts, $max: { ...latest, status_rank: rank } };
+  return { $set: flags, $min: firsts, $max: raised };
 }
 
 /**
