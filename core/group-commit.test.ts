@@ -42,4 +42,22 @@ describe('group commit', () => {
     await Promise.all([commit.submit([0]), commit.submit([1, 2]), commit.submit([3, 4]), commit.submit([5])]);
     assert.deepEqual(writes, [[0], [1, 2], [3, 4, 5]]);
   });
+
+  it('fails only the callers whose items a write reports as failed', async () => {
+    let release: () => void = () => {};
+    const commit = createGroupCommit<string>(async (items) => {
+      if (items[0] === 'first') await new Promise<void>((r) => (release = r));
+      // The write's answer: item 2 of this write was refused (a duplicate, say).
+      return items.length > 1 ? new Map([[2, new Error(`refused ${items[2]}`)]]) : undefined;
+    }, 100);
+    const first = commit.submit(['first']);
+    const later = [commit.submit(['a']), commit.submit(['b', 'c']), commit.submit(['d'])];
+    release();
+    await first;
+    const settled = await Promise.allSettled(later);
+    assert.deepEqual(
+      settled.map((s) => (s.status === 'rejected' ? String(s.reason) : 'ok')),
+      ['ok', 'Error: refused c', 'ok'],
+    );
+  });
 });

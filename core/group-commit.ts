@@ -4,6 +4,10 @@
  * milliseconds cost one round trip instead of N, and a lone caller waits for
  * nothing (its write starts at once). One write at a time; each caller's
  * promise settles with the write that carried its items.
+ *
+ * A write that fails as a whole fails every caller in it. A write may instead
+ * resolve with the errors of single items (an unordered bulk write where one
+ * document was a duplicate): only the callers of those items are failed.
  */
 export interface GroupCommit<T> {
   submit(items: readonly T[]): Promise<void>;
@@ -17,8 +21,11 @@ interface Waiting<T> {
   reject: (err: unknown) => void;
 }
 
+/** Errors of single items of a write, by the item's index in it. */
+export type ItemErrors = ReadonlyMap<number, unknown>;
+
 export function createGroupCommit<T>(
-  write: (items: T[]) => Promise<void>,
+  write: (items: T[]) => Promise<void | ItemErrors>,
   /** Items per write at most (a caller's items are never split). */
   maxItems: number,
   /**
@@ -47,13 +54,27 @@ export function createGroupCommit<T>(
         count += next.items.length;
       }
       try {
-        await write(group.flatMap((g) => g.items));
-        for (const g of group) g.resolve();
+        const failed = await write(group.flatMap((g) => g.items));
+        settle(group, failed ?? undefined);
       } catch (err) {
         for (const g of group) g.reject(err);
       }
     }
     busy = false;
+  }
+
+  /** Resolves each caller of a written group, or fails it with the first error among its items. */
+  function settle(group: Waiting<T>[], failed: ItemErrors | undefined) {
+    let index = 0;
+    for (const g of group) {
+      const from = index;
+      index += g.items.length;
+      let error: { err: unknown } | undefined;
+      for (let i = from; failed !== undefined && error === undefined && i < index; i++)
+        if (failed.has(i)) error = { err: failed.get(i) };
+      if (error) g.reject(error.err);
+      else g.resolve();
+    }
   }
 
   return {

@@ -1,10 +1,6 @@
 import type { Collection, Db } from 'mongodb';
+import { onlyDuplicates, writeErrorsOf } from '../bulk-write-errors.ts';
 import type { EventType } from './webhook-events.ts';
-
-interface WriteError {
-  code?: number;
-  index: number;
-}
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -67,9 +63,8 @@ export function createDeliveryStore(db: Db): DeliveryStore {
           await deliveries.insertMany(chunk, { ordered: false });
         } catch (err) {
           // Duplicate ids only: those deliveries were created by an earlier hand-over.
-          const errors = (err as { writeErrors?: WriteError[] | WriteError }).writeErrors;
-          const list = Array.isArray(errors) ? errors : errors ? [errors] : [];
-          if (list.length === 0 || list.some((e) => e.code !== 11000)) throw err;
+          const list = writeErrorsOf(err);
+          if (list === undefined || !onlyDuplicates(err)) throw err;
           for (const e of list) existing.add(e.index);
         }
         chunk.forEach((doc, index) => existing.has(index) || created.add(doc._id));

@@ -1,4 +1,5 @@
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import { onlyDuplicates } from '../bulk-write-errors.ts';
 import type { LifecycleKind } from '../email/records/index.ts';
 import type { EventAudience } from './subscriptions.ts';
 import type { EventType, WorkflowEventData } from './webhook-events.ts';
@@ -46,9 +47,7 @@ export function createOutbox(db: Db): Outbox {
           await outbox.insertMany(docs.slice(i, i + CHUNK), { ordered: false });
         } catch (err) {
           // Duplicate ids only: the event is in the outbox (or was handed over) already.
-          const errors = (err as { writeErrors?: Array<{ code?: number }> | { code?: number } }).writeErrors;
-          const list = Array.isArray(errors) ? errors : errors ? [errors] : [];
-          if (list.length === 0 || list.some((e) => e.code !== 11000)) throw err;
+          if (!onlyDuplicates(err)) throw err;
         }
       }
     },

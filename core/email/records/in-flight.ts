@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { onlyDuplicates } from '../../bulk-write-errors.ts';
 import { createGroupCommit } from '../../group-commit.ts';
 
 /**
@@ -33,9 +34,13 @@ export interface InFlight {
   due(before: Date, limit: number): Promise<InFlightEntry[]>;
 }
 
-const DUPLICATE_KEY = 11000;
 /** Entries per write at most: FerretDB 1.24 slows sharply with larger batches (OPEN_WRITE_CHUNK). */
 const GROUP_MAX = 25;
+/**
+ * Removals wait for nobody (a sent record's entry only has to go eventually),
+ * so they start at most this often and gather more entries per write.
+ */
+const REMOVAL_INTERVAL_MS = 10;
 
 /**
  * Adds and removals are group-committed (core/group-commit.ts): the entries
@@ -54,12 +59,16 @@ export function createInFlight(db: Db): InFlight {
       if (!onlyDuplicates(err)) throw err;
     }
   }, GROUP_MAX);
-  const removals = createGroupCommit<string>(async (ids) => {
-    await entries.bulkWrite(
-      ids.map((_id) => ({ deleteOne: { filter: { _id } } })),
-      { ordered: false },
-    );
-  }, GROUP_MAX);
+  const removals = createGroupCommit<string>(
+    async (ids) => {
+      await entries.bulkWrite(
+        ids.map((_id) => ({ deleteOne: { filter: { _id } } })),
+        { ordered: false },
+      );
+    },
+    GROUP_MAX,
+    REMOVAL_INTERVAL_MS,
+  );
   return {
     add: (emailId, since) => adds.submit([{ _id: emailId, since }]),
     async renew(emailId, since) {
@@ -73,14 +82,6 @@ export function createInFlight(db: Db): InFlight {
         .toArray();
     },
   };
-}
-
-/** A bulk insert's error whose every failed write is a duplicate `_id`. */
-function onlyDuplicates(err: unknown): boolean {
-  if ((err as { code?: unknown }).code === DUPLICATE_KEY) return true;
-  const errors = (err as { writeErrors?: unknown }).writeErrors;
-  const list = Array.isArray(errors) ? errors : errors === undefined ? [] : [errors];
-  return list.length > 0 && list.every((e) => (e as { code?: unknown }).code === DUPLICATE_KEY);
 }
 
 /** The index of the sweeper's query on MongoDB; FerretDB would scan anyway (see indexes.ts). */

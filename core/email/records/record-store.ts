@@ -18,6 +18,7 @@ import {
 } from './lifecycle.ts';
 import { change, eventChanges, suppressedChange } from './lifecycle-changes.ts';
 import { createInFlight } from './in-flight.ts';
+import { createRecordBatches } from './record-batches.ts';
 
 /**
  * The `emails` collection: how email records are written and read.
@@ -50,6 +51,8 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
   const emails: Collection<EmailRecord> = db.collection<EmailRecord>('emails');
   /** The pending records, for the sweeper (in-flight.ts). */
   const inFlight = createInFlight(db);
+  /** The send path's inserts and "sent" updates, group-committed. */
+  const batches = createRecordBatches(emails);
   /**
    * After the record was sent, not awaited (the answer does not wait for it; a sent record is
    * never pending again); a failure leaves the entry to the sweeper, which drops it.
@@ -107,13 +110,13 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
     insert: (record) =>
       announced(suppressedChange(record._id, record.suppressed, record.created_at), async () => {
         if (record.status_rank !== STATUS_RANK.pending) {
-          await emails.insertOne({ ...record });
+          await batches.insert(record);
           return;
         }
         // The entry and the record side by side: one round trip's wait, not two.
         const [entry, inserted] = await Promise.allSettled([
           inFlight.add(record._id, record.send_at ?? record.created_at),
-          emails.insertOne({ ...record }),
+          batches.insert(record),
         ]);
         if (inserted.status === 'rejected') throw inserted.reason; // an entry alone: the sweeper drops it
         if (entry.status === 'rejected') {
@@ -169,7 +172,7 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
                 landed(emailId);
                 return after ?? undefined;
               }
-              await emails.updateOne({ _id: emailId }, sent);
+              await batches.updateById(emailId, sent);
               landed(emailId);
               return undefined;
             }
