@@ -1,5 +1,6 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { isUuid } from '../../identity.ts';
+import { secretBase64url } from '../../secret-bytes.ts';
 
 /**
  * The per-message key in the tracking pixel's URL:
@@ -24,7 +25,7 @@ const SHAPE = new RegExp(`^[A-Za-z0-9_-]{${VIEW_KEY_LENGTH}}$`);
 export function newViewKey(emailId: string): string {
   if (!isUuid(emailId)) throw new Error(`view key for a non-UUID email id: ${emailId}`);
   const id = Buffer.from(emailId.replace(/-/g, ''), 'hex').toString('base64url');
-  return id + randomBytes(SECRET_BYTES).toString('base64url');
+  return id + secretBase64url(SECRET_BYTES);
 }
 
 /** Right length and alphabet; says nothing about whether the key exists. */
