@@ -115,10 +115,15 @@ describe('deliveries', () => {
     assert.ok(verify(endpoint.secret, event!), 'verifies with the endpoint secret');
     assert.throws(() => verify(`whsec_${Buffer.alloc(24, 1).toString('base64')}`, event!));
     // Announced while the provider was called, it says when the record became sent.
-    const record = await h.database.db.collection<{ _id: string; sent_at?: Date }>('emails').findOne({
-      _id: emailId,
-    });
+    const record = await h.database.db
+      .collection<{ _id: string; sent_at?: Date; provider_id?: string; provider?: string }>('emails')
+      .findOne({ _id: emailId });
     assert.equal(event!.json.timestamp, record?.sent_at?.toISOString());
+    // The data is the record as the send left it, the provider's id included.
+    assert.ok(record?.provider_id, 'the record has its provider id');
+    assert.equal(event!.json.data['provider_id'], record.provider_id);
+    assert.equal(event!.json.data['provider'], record.provider);
+    assert.equal(event!.json.data['error'], null);
 
     // A provider event for it: email.delivered, another id.
     const hook = await h.request('POST', '/api/email/webhooks/sendgrid', [

@@ -4,6 +4,28 @@ import type { BufferedOpen } from '../tracking/open-buffer.ts';
 import type { EmailRecord, TrackedEvent } from './record.ts';
 import type { Announcement } from './lifecycle.ts';
 
+export interface MarkSentOptions {
+  /**
+   * Whether another writer (a workflow giving up, the sweeper) may have
+   * failed the record as "outcome unknown" while the provider had it, which
+   * this then undoes (the write answers the record as it was, one round trip;
+   * a second write only when it was). Default true. False for an HTTP send
+   * answered within the provider's timeout: nobody else writes its record.
+   */
+  othersMayHaveFailedIt?: boolean;
+  /** The name of the provider that accepted it, stored on the record. */
+  provider?: string;
+  /** Its announcement, made by `announceSent` while the provider was called. */
+  announced?: Promise<Announcement>;
+  /**
+   * The record as this attempt inserted it, when nobody else writes it
+   * (`othersMayHaveFailedIt` false): a listener's record (webhooks) is this
+   * with the write applied, so the write needs no answer and joins the
+   * others in a batch (record-batches.ts).
+   */
+  inserted?: EmailRecord;
+}
+
 /** How email records are written and read (record-store.ts implements it over the `emails` collection). */
 export interface RecordStore {
   insert(record: EmailRecord): Promise<void>;
@@ -17,21 +39,7 @@ export interface RecordStore {
     narrowed?: Pick<EmailRecord, 'recipients' | 'recipient_email' | 'recipient_name' | 'suppressed'>,
   ): Promise<void>;
   /** The provider accepted: sent (a record failed with an unknown outcome included), attempt cleared. */
-  /**
-   * `othersMayHaveFailedIt`: whether another writer (a workflow giving up, the
-   * sweeper) may have failed the record as "outcome unknown" while the
-   * provider had it, which this then undoes (the write answers the record as
-   * it was, one round trip; a second write only when it was). False for an HTTP
-   * send answered within the provider's timeout: nobody else writes its record.
-   */
-  markSent(
-    emailId: string,
-    providerId: string,
-    othersMayHaveFailedIt?: boolean,
-    provider?: string,
-    /** Its announcement, made by `announceSent` while the provider was called. */
-    announced?: Promise<Announcement>,
-  ): Promise<void>;
+  markSent(emailId: string, providerId: string, options?: MarkSentOptions): Promise<void>;
   /**
    * Announces (lifecycle.ts) that `emailId` is about to be sent, ahead of
    * `markSent`: the send pipeline does it while the provider call runs, so

@@ -143,29 +143,32 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
 
     announceSent: (emailId) => lifecycle.intend([change('sent', emailId, new Date())]),
 
-    markSent: (emailId, providerId, othersMayHaveFailedIt = true, provider, early) =>
-      announced(
+    markSent: (emailId, providerId, options = {}) => {
+      const { othersMayHaveFailedIt = true, provider, announced: early, inserted } = options;
+      return announced(
         [change('sent', emailId, new Date())],
         (announcement) =>
           lock.run(emailId, async (): Promise<EmailRecord | undefined> => {
             const now = new Date();
             // The provider id is kept even if a webhook event already moved the status on.
+            const set = {
+              provider_id: providerId,
+              ...(provider ? { provider } : {}),
+              updated_at: now,
+              error: null,
+              error_kind: null,
+              attempt_id: null,
+              attempt_started_at: null,
+            };
             const sent: UpdateFilter<EmailRecord> = {
-              $set: {
-                provider_id: providerId,
-                ...(provider ? { provider } : {}),
-                updated_at: now,
-                error: null,
-                error_kind: null,
-                attempt_id: null,
-                attempt_started_at: null,
-              },
+              $set: set,
               $min: { sent_at: now },
               $max: { status_rank: STATUS_RANK.sent },
             };
             if (!othersMayHaveFailedIt) {
-              // A listener (webhooks) gets the record from the write's own answer: no read later.
-              if (announcement.wantsRecord) {
+              // A listener (webhooks) gets the record: the one this attempt inserted, with
+              // this write applied (nobody else writes it); otherwise the write's own answer.
+              if (announcement.wantsRecord && inserted === undefined) {
                 const after = await emails.findOneAndUpdate({ _id: emailId }, sent, {
                   returnDocument: 'after',
                 });
@@ -174,7 +177,7 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
               }
               await batches.updateById(emailId, sent);
               landed(emailId);
-              return undefined;
+              return announcement.wantsRecord && inserted ? sentVersionOf(inserted, set, now) : undefined;
             }
             // The record as it was before this write, in the same round trip: was
             // it failed as "outcome unknown" meanwhile? The answer proves otherwise.
@@ -189,7 +192,8 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
           }),
         (after) => after ?? true,
         early,
-      ).then(() => undefined),
+      ).then(() => undefined);
+    },
 
     /*
      * Read, then write: `failed` must not replace a status the provider
@@ -357,4 +361,17 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
     if (wasGuessedFailed(after)) await setHandedOverRank(emailId, after);
     return true;
   }
+}
+
+/**
+ * `inserted` (a pending record nobody else writes) as markSent's update
+ * leaves it: `set` applied, `sent_at` the earlier, `status_rank` the higher.
+ */
+function sentVersionOf(inserted: EmailRecord, set: Partial<EmailRecord>, now: Date): EmailRecord {
+  return {
+    ...inserted,
+    ...set,
+    sent_at: inserted.sent_at && inserted.sent_at < now ? inserted.sent_at : now,
+    status_rank: Math.max(inserted.status_rank, STATUS_RANK.sent),
+  };
 }

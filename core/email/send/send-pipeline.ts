@@ -96,6 +96,8 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     let prepared: Awaited<ReturnType<typeof prepareMessage>>;
     // The company's daily limit counts a send once, when its record is made.
     let giveBack: (() => Promise<void>) | undefined;
+    /** The record as this attempt inserted it (a new record only). */
+    let inserted: EmailRecord | undefined;
     try {
       prepared = await prepareMessage(requested, claimed, checking);
       const countsAgainst = claimed.isNew && !test ? identity.companyId : undefined;
@@ -103,8 +105,10 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       const { record, narrowed } = prepared;
       // Marked before the provider hears of it (see the top of this file).
       const at = new Date();
-      if (claimed.isNew) await records.insert({ ...record, attempt_id: attemptId, attempt_started_at: at });
-      else await records.markAttempt(record.email_id, attemptId, at, narrowed);
+      if (claimed.isNew) {
+        inserted = { ...record, attempt_id: attemptId, attempt_started_at: at };
+        await records.insert(inserted);
+      } else await records.markAttempt(record.email_id, attemptId, at, narrowed);
     } catch (err) {
       await giveBack?.().catch(() => undefined);
       // An attempt with the same key inserted first (its lease had expired and
@@ -167,7 +171,12 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
 
     try {
       // Only a keyed (workflow) send's record has other writers: a workflow giving up on it.
-      await records.markSent(record.email_id, providerId, key !== undefined, sentBy, sentAnnounced);
+      await records.markSent(record.email_id, providerId, {
+        othersMayHaveFailedIt: key !== undefined,
+        provider: sentBy,
+        announced: sentAnnounced,
+        inserted,
+      });
     } catch (err) {
       // The provider has the message: answering failure would invite a second
       // send. Keep trying to record it in the background (the database may be
@@ -280,7 +289,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
   /** markSent again every MARK_SENT_RETRY_MS, up to MARK_SENT_RETRIES times; never keeps the process alive. */
   function recordSentLater(emailId: string, providerId: string, sentBy: string, attempt = 1): void {
     setTimeout(() => {
-      records.markSent(emailId, providerId, true, sentBy).then(
+      records.markSent(emailId, providerId, { provider: sentBy }).then(
         () => logger.info({ email_id: emailId, attempt }, 'email record updated after a retry'),
         (err: unknown) => {
           if (attempt < MARK_SENT_RETRIES) recordSentLater(emailId, providerId, sentBy, attempt + 1);
