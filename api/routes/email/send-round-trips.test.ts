@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CommandStartedEvent } from 'mongodb';
+import { commandsDuring as commandsOn } from '../../../test/support/commands.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 
 /**
@@ -13,22 +13,7 @@ import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 describe('POST /api/email/send: database round trips', () => {
   const app = useEmailApp({ monitorCommands: true });
 
-  /** The commands (`<name> <collection>`) on the app's database while `fn` runs. */
-  async function commandsDuring(fn: () => Promise<void>): Promise<string[]> {
-    const seen: string[] = [];
-    const dbName = app.database.db.databaseName;
-    const listener = (event: CommandStartedEvent) => {
-      if (event.databaseName === dbName)
-        seen.push(`${event.commandName} ${String(event.command[event.commandName])}`);
-    };
-    app.database.client.on('commandStarted', listener);
-    try {
-      await fn();
-    } finally {
-      app.database.client.off('commandStarted', listener);
-    }
-    return seen;
-  }
+  const commandsDuring = (fn: () => Promise<unknown>) => commandsOn(app.database, fn);
 
   const send = (to: string) => app.post('/api/email/send', invoiceBody({ to }));
 

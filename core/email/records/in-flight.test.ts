@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { CommandStartedEvent } from 'mongodb';
+import { commandsDuring as commandsOn, on } from '../../../test/support/commands.ts';
 import { startEmailCore, type EmailCore } from '../../../test/support/email-core.ts';
 import { createInFlight, IN_FLIGHT_COLLECTION, type InFlightEntry } from './in-flight.ts';
 
@@ -19,20 +19,9 @@ describe('in-flight entries: group-committed adds and removals', () => {
   });
   after(() => core.close());
 
-  /** The `<command> emails_in_flight` commands sent while `fn` runs. */
-  async function commandsDuring(fn: () => Promise<void>): Promise<string[]> {
-    const seen: string[] = [];
-    const listener = (event: CommandStartedEvent) => {
-      if (event.command[event.commandName] === IN_FLIGHT_COLLECTION) seen.push(event.commandName);
-    };
-    core.database.client.on('commandStarted', listener);
-    try {
-      await fn();
-    } finally {
-      core.database.client.off('commandStarted', listener);
-    }
-    return seen;
-  }
+  /** The commands on `emails_in_flight` sent while `fn` runs. */
+  const commandsDuring = async (fn: () => Promise<unknown>) =>
+    on(IN_FLIGHT_COLLECTION, await commandsOn(core.database, fn));
 
   it('50 concurrent adds: all written when they resolve, in fewer inserts; a repeat add stands', async () => {
     const inFlight = createInFlight(core.database.db);

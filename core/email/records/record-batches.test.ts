@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { CommandStartedEvent } from 'mongodb';
 import { isDuplicateKeyError } from '../../errors.ts';
+import { commandsDuring as commandsOn, on } from '../../../test/support/commands.ts';
 import { startEmailCore, type EmailCore } from '../../../test/support/email-core.ts';
 import { invoiceRecord } from '../../../bench/lib/records.ts';
 import { STATUS_RANK, type EmailRecord } from './record.ts';
@@ -24,19 +24,8 @@ describe('record batches: group-committed inserts and sent updates', () => {
   after(() => core.close());
 
   /** The commands on `emails` sent while `fn` runs. */
-  async function commandsDuring(fn: () => Promise<unknown>): Promise<string[]> {
-    const seen: string[] = [];
-    const listener = (event: CommandStartedEvent) => {
-      if (event.command[event.commandName] === 'emails') seen.push(event.commandName);
-    };
-    core.database.client.on('commandStarted', listener);
-    try {
-      await fn();
-    } finally {
-      core.database.client.off('commandStarted', listener);
-    }
-    return seen;
-  }
+  const commandsDuring = async (fn: () => Promise<unknown>) =>
+    on('emails', await commandsOn(core.database, fn));
 
   const pending = (id: string) =>
     invoiceRecord({
