@@ -83,9 +83,13 @@ export const signupLimits: ScaleCase = {
         .map((a) => a.status)
         .join(',')}`,
     );
+    // Which gateway wins the race for the limit's slots is timing (a clean CI run once saw all
+    // ten go through one). What proves the count shared is that each gateway answered more
+    // sends than the limit: a count of its own would have let more than the limit through.
+    const answeredPerGateway = [0, 1].map((g) => quotaAnswers.filter((a) => a.upstream === g).length);
     check.expect(
-      new Set(quotaSent.map((a) => a.upstream)).size === 2,
-      'the sends within the daily limit were counted on both gateways',
+      answeredPerGateway.every((n) => n > DAILY_LIMIT),
+      `each gateway answered more sends than the daily limit: ${answeredPerGateway.join(', ')}`,
     );
     check.expect(
       stack.acceptedFor(quotaPrefix).size === quotaSent.length,
@@ -105,6 +109,7 @@ export const signupLimits: ScaleCase = {
       'overshoot mean': overshoot.reduce((a, b) => a + b, 0) / overshoot.length,
       [`daily limit ${DAILY_LIMIT}, ${DAILY_BURST} at once: sent / refused`]: `${quotaSent.length} / ${quotaRefused.length}`,
       'daily limit: gateways that counted': [...new Set(quotaSent.map((a) => a.upstream))],
+      'daily limit: sends answered per gateway': answeredPerGateway,
     });
   },
 };
