@@ -21,6 +21,7 @@ import { renderCustom } from './custom.ts';
 import { CUSTOM_TEMPLATE_ID, TEMPLATES, getTemplate } from './index.ts';
 import { checkLink } from './links.ts';
 import { escapeAttribute, trackingPixelTag } from './markup.ts';
+import { tidy } from './tidy.ts';
 
 export interface RenderInput {
   templateId: string;
@@ -187,25 +188,4 @@ export function renderEmail(input: RenderInput): { html: string; text: string } 
     html: tidy(html!(context, { data: { ...data, trackLink: input.trackLink } })),
     text: tidy(text!(context, { data })),
   };
-}
-
-/**
- * Drops the trailing blanks and blank lines left by block helpers and
- * comments. Line by line rather than `/[ \t]+$/gm`, which backtracks
- * quadratically on a long run of spaces (a variable of 30,000 spaces froze
- * the event loop for seconds).
- */
-function tidy(output: string): string {
-  return `${output
-    .split('\n')
-    .map(trimTrailingBlanks)
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim()}\n`;
-}
-
-function trimTrailingBlanks(line: string): string {
-  let end = line.length;
-  while (end > 0 && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
-  return end === line.length ? line : line.slice(0, end);
 }
