@@ -30,8 +30,14 @@ import {
  * with `batchDelay` ms between batches; inside a batch a few are sent at once.
  */
 
-/** Sends inside one batch that may be in flight together (keeps the provider and the DB calm). */
-export const BULK_CONCURRENCY = 10;
+/**
+ * Sends inside one batch that may be in flight together. As many as one
+ * group-committed write of records carries (record-batches.ts), so a bulk's
+ * sends share their database commands the way concurrent requests do
+ * (measured: 10 at once 6.1–6.7 bulks of 100 a second, 25 at once 7.7–8.2).
+ * The provider's rate is bounded on its own (quotas/rate-gate.ts).
+ */
+export const BULK_CONCURRENCY = 25;
 
 type SendOne = (body: unknown, principal: Principal) => Promise<SendResult | ScheduledResult>;
 
