@@ -87,6 +87,32 @@ export function createRelay(deps: RelayDeps): Relay {
 
   const announcements = createGroupCommit<OutboxDoc>((docs) => outbox.add(docs), ANNOUNCE_BATCH);
   const removals = createGroupCommit<string>((ids) => outbox.remove(ids), HAND_OVER_BATCH);
+  /**
+   * Removals of announcements whose change was not made (a refused send), by
+   * event id, until written. An event id is deterministic: a retry of the
+   * same send announces the same id, and its insert would find the old entry
+   * (a duplicate, skipped) just before the old removal deleted it, leaving
+   * the retry's event outside the outbox. A new announcement of an id waits
+   * for its pending removal first.
+   */
+  const withdrawing = new Map<string, Promise<void>>();
+
+  function withdraw(ids: string[]): Promise<void> {
+    const removed = removals.submit(ids);
+    for (const id of ids) withdrawing.set(id, removed);
+    void removed
+      .catch(() => undefined)
+      .finally(() => {
+        for (const id of ids) if (withdrawing.get(id) === removed) withdrawing.delete(id);
+      });
+    return removed;
+  }
+
+  /** Resolves once no removal of any of `docs`' ids is pending (whether it worked or not). */
+  async function afterWithdrawals(docs: readonly OutboxDoc[]): Promise<void> {
+    const pending = docs.map((d) => withdrawing.get(d._id)).filter((p) => p !== undefined);
+    if (pending.length > 0) await Promise.allSettled(pending);
+  }
   const handOvers = createGroupCommit<HandOver>(
     async (docs) => void (await handOver(docs, true)),
     HAND_OVER_BATCH,
@@ -200,15 +226,14 @@ export function createRelay(deps: RelayDeps): Relay {
           });
         }
         if (docs.length === 0) return { settled() {} };
+        await afterWithdrawals(docs);
         await announcements.submit(docs);
         return {
           wantsRecord: true,
           settled(written, record) {
             const withRecord = (doc: OutboxDoc): HandOver =>
               record && doc.email_id === record._id ? { ...doc, record } : doc;
-            inBackground(
-              written ? handOvers.submit(docs.map(withRecord)) : removals.submit(docs.map((d) => d._id)),
-            );
+            inBackground(written ? handOvers.submit(docs.map(withRecord)) : withdraw(docs.map((d) => d._id)));
           },
         };
       },
