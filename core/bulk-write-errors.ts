@@ -5,6 +5,7 @@
  * of its document in the write. The other documents were written.
  */
 import { DUPLICATE_KEY } from './errors.ts';
+import type { ItemErrors } from './group-commit.ts';
 
 export interface ItemWriteError {
   index: number;
@@ -28,11 +29,21 @@ export function onlyDuplicates(err: unknown): boolean {
   return list.every((e) => e.code === DUPLICATE_KEY);
 }
 
-/** The per-document errors as the group commit takes them (core/group-commit.ts), each a duplicate-key error callers recognise. */
-export function itemErrorsOf(err: unknown): Map<number, unknown> | undefined {
-  const list = writeErrorsOf(err);
-  if (list === undefined) return undefined;
-  return new Map(
-    list.map((e) => [e.index, Object.assign(new Error(e.errmsg ?? 'write failed'), { code: e.code })]),
-  );
+/**
+ * Runs an unordered bulk write for the group commit (core/group-commit.ts):
+ * resolves with the errors of the documents that failed alone, by index,
+ * each an Error with the document's `code` (so `isDuplicateKeyError` knows a
+ * duplicate `_id`); throws what the write threw when it failed as a whole.
+ */
+export async function unorderedWrite(write: () => Promise<unknown>): Promise<ItemErrors | undefined> {
+  try {
+    await write();
+    return undefined;
+  } catch (err) {
+    const list = writeErrorsOf(err);
+    if (list === undefined) throw err;
+    return new Map(
+      list.map((e) => [e.index, Object.assign(new Error(e.errmsg ?? 'write failed'), { code: e.code })]),
+    );
+  }
 }

@@ -1,5 +1,5 @@
 import type { Collection, UpdateFilter } from 'mongodb';
-import { itemErrorsOf } from '../../bulk-write-errors.ts';
+import { unorderedWrite } from '../../bulk-write-errors.ts';
 import { createGroupCommit } from '../../group-commit.ts';
 import type { EmailRecord } from './record.ts';
 
@@ -30,27 +30,20 @@ export interface RecordBatches {
 const GROUP_MAX = 25;
 
 export function createRecordBatches(emails: Collection<EmailRecord>): RecordBatches {
-  const inserts = createGroupCommit<EmailRecord>(async (records) => {
-    try {
-      await emails.insertMany(records, { ordered: false });
-    } catch (err) {
-      const failed = itemErrorsOf(err);
-      if (failed === undefined) throw err;
-      return failed;
-    }
-  }, GROUP_MAX);
-  const updates = createGroupCommit<{ emailId: string; update: UpdateFilter<EmailRecord> }>(async (batch) => {
-    try {
-      await emails.bulkWrite(
-        batch.map(({ emailId, update }) => ({ updateOne: { filter: { _id: emailId }, update } })),
-        { ordered: false },
-      );
-    } catch (err) {
-      const failed = itemErrorsOf(err);
-      if (failed === undefined) throw err;
-      return failed;
-    }
-  }, GROUP_MAX);
+  const inserts = createGroupCommit<EmailRecord>(
+    (records) => unorderedWrite(() => emails.insertMany(records, { ordered: false })),
+    GROUP_MAX,
+  );
+  const updates = createGroupCommit<{ emailId: string; update: UpdateFilter<EmailRecord> }>(
+    (batch) =>
+      unorderedWrite(() =>
+        emails.bulkWrite(
+          batch.map(({ emailId, update }) => ({ updateOne: { filter: { _id: emailId }, update } })),
+          { ordered: false },
+        ),
+      ),
+    GROUP_MAX,
+  );
   return {
     // A copy: the driver may add fields to what it inserts.
     insert: (record) => inserts.submit([{ ...record }]),
