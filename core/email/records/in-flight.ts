@@ -4,7 +4,8 @@ import { createGroupCommit } from '../../group-commit.ts';
 
 /**
  * `emails_in_flight`: one small document per pending record (`_id`: the email
- * id; `since`: when its send is due, so when the sweeper's bound starts). The
+ * id; `since`: when its send is due, so when the sweeper's bound starts), or
+ * one per block of ids reserved for new sends (id-blocks.ts). The
  * sweeper reads this collection instead of `emails`: on FerretDB 1.24 any
  * filter but an `_id` equality scans and decodes the whole collection, and
  * `emails` holds every record ever sent while this holds only those in
@@ -20,8 +21,11 @@ import { createGroupCommit } from '../../group-commit.ts';
 export const IN_FLIGHT_COLLECTION = 'emails_in_flight';
 
 export interface InFlightEntry {
+  /** The email id; or `block:<uuid>` for a block of ids (id-blocks.ts). */
   _id: string;
   since: Date;
+  /** A block's email ids. */
+  ids?: string[];
 }
 
 export interface InFlight {

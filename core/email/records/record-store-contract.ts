@@ -28,6 +28,11 @@ export interface MarkSentOptions {
 
 /** How email records are written and read (record-store.ts implements it over the `emails` collection). */
 export interface RecordStore {
+  /**
+   * The id of a new unkeyed send's record: a fresh UUID, from a block whose
+   * in-flight entry covers the record once inserted pending (id-blocks.ts).
+   */
+  newEmailId(): string;
   insert(record: EmailRecord): Promise<void>;
   findById(emailId: string): Promise<EmailRecord | null>;
   /** Written before the provider is called: attempt `attemptId` is talking to it since `at`. */

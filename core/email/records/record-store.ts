@@ -18,6 +18,7 @@ import {
 } from './lifecycle.ts';
 import { change, eventChanges, suppressedChange } from './lifecycle-changes.ts';
 import { createInFlight } from './in-flight.ts';
+import { createIdBlocks, isBlockEntry } from './id-blocks.ts';
 import { createRecordBatches } from './record-batches.ts';
 
 /**
@@ -51,13 +52,18 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
   const emails: Collection<EmailRecord> = db.collection<EmailRecord>('emails');
   /** The pending records, for the sweeper (in-flight.ts). */
   const inFlight = createInFlight(db);
+  /** New sends' ids, in blocks that each have one in-flight entry (id-blocks.ts). */
+  const blocks = createIdBlocks(db);
   /** The send path's inserts and "sent" updates, group-committed. */
   const batches = createRecordBatches(emails);
+  /** The record left pending: its block is told, or its own entry removed. */
+  const leaveInFlight = (emailId: string): Promise<void> =>
+    blocks.leave(emailId) ? Promise.resolve() : inFlight.remove(emailId);
   /**
    * After the record was sent, not awaited (the answer does not wait for it; a sent record is
    * never pending again); a failure leaves the entry to the sweeper, which drops it.
    */
-  const landed = (emailId: string) => void inFlight.remove(emailId).catch(() => undefined);
+  const landed = (emailId: string) => void leaveInFlight(emailId).catch(() => undefined);
 
   const announced = <T>(
     changes: LifecycleChange[],
@@ -113,12 +119,17 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
           await batches.insert(record);
           return;
         }
-        // The entry and the record side by side: one round trip's wait, not two.
+        // A new send's id is its block's (whose entry is written once for many sends); any
+        // other pending record gets an entry of its own, beside it: one round trip's wait.
+        const blockEntry = record.send_at === undefined ? blocks.enter(record._id) : undefined;
         const [entry, inserted] = await Promise.allSettled([
-          inFlight.add(record._id, record.send_at ?? record.created_at),
+          blockEntry ?? inFlight.add(record._id, record.send_at ?? record.created_at),
           batches.insert(record),
         ]);
-        if (inserted.status === 'rejected') throw inserted.reason; // an entry alone: the sweeper drops it
+        if (inserted.status === 'rejected') {
+          blocks.leave(record._id);
+          throw inserted.reason; // an entry alone: the sweeper drops it
+        }
         if (entry.status === 'rejected') {
           // A pending record the sweeper could never find: take it back, and the send fails
           // as if nothing was written (the caller retries with the same id).
@@ -126,6 +137,8 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
           throw entry.reason;
         }
       }),
+
+    newEmailId: () => blocks.take(),
 
     async findById(emailId) {
       return emails.findOne({ _id: emailId });
@@ -220,7 +233,7 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
             );
             // Failed now or not pending before: either way no longer in flight. Awaited (off the
             // send's path): a reset run may renew the entry next, and must not be overtaken.
-            await inFlight.remove(emailId).catch(() => undefined);
+            await leaveInFlight(emailId).catch(() => undefined);
             return failed;
           }),
         (failed) => failed,
@@ -267,12 +280,16 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
     async listPendingBefore(before, limit) {
       // The in-flight entries due (in-flight.ts), then each record by `_id`.
       const due = await inFlight.due(before, limit);
-      const records = await Promise.all(due.map((entry) => emails.findOne({ _id: entry._id })));
       const pending: EmailRecord[] = [];
-      for (const [i, record] of records.entries()) {
+      for (const entry of due) {
+        if (isBlockEntry(entry)) {
+          pending.push(...(await pendingOfBlock(entry._id, entry.ids, before)));
+          continue;
+        }
+        const record = await emails.findOne({ _id: entry._id });
         if (record?.status_rank === STATUS_RANK.pending) pending.push(record);
         // No record (a crash between the two inserts) or one that moved on: not in flight.
-        else await inFlight.remove(due[i]!._id);
+        else await inFlight.remove(entry._id);
       }
       return pending;
     },
@@ -316,6 +333,18 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
           );
     },
   };
+
+  /**
+   * A due block's records still pending since before `before` (a record of
+   * it pending again since, by a reset run, has an entry of its own). The
+   * block's entry goes once none of its records is pending.
+   */
+  async function pendingOfBlock(blockId: string, ids: string[], before: Date): Promise<EmailRecord[]> {
+    const records = await Promise.all(ids.map((_id) => emails.findOne({ _id })));
+    const pending = records.filter((r) => r?.status_rank === STATUS_RANK.pending) as EmailRecord[];
+    if (pending.length === 0) await inFlight.remove(blockId);
+    return pending.filter((r) => r.updated_at < before);
+  }
 
   async function applyEventsNow(
     events: ReadonlyArray<{ emailId: string; event: TrackedEvent; at: Date }>,

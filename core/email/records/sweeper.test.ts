@@ -11,6 +11,7 @@ import type { Caller } from '../../identity.ts';
 import { STATUS_RANK, statusOf, type EmailRecord } from './record.ts';
 import { createRecordStore } from './record-store.ts';
 import { IN_FLIGHT_COLLECTION, type InFlightEntry } from './in-flight.ts';
+import { isBlockEntry } from './id-blocks.ts';
 import { PENDING_BOUND_MS, startSweeper, sweepStuckPending, type SweptRecord } from './sweeper.ts';
 
 const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
@@ -60,7 +61,8 @@ describe('sweeper: records stuck in pending', () => {
   beforeEach(async () => {
     core.fake.reset();
     await emails().deleteMany({});
-    await inFlight().deleteMany({});
+    // Not the block entries: the service's open block names the ids its next sends take.
+    await inFlight().deleteMany({ ids: { $exists: false } });
   });
 
   it('fails old pending records with the reason, leaves young and finished ones alone, logs each', async () => {
@@ -99,9 +101,10 @@ describe('sweeper: records stuck in pending', () => {
     assert.deepEqual(logged.map((l) => l['email_id']).sort(), swept.map((s) => s.email_id).sort());
     assert.ok(logged.every((l) => l['msg'] === 'stuck pending email swept'));
 
-    // What stays in flight: the young pending record alone (the sent one's entry went with its send).
+    // What stays in flight of the keyed sends: the young pending record alone. (The unkeyed
+    // send's id came from a block, whose one entry goes a moment after: id-blocks.ts.)
     assert.deepEqual(
-      (await inFlight().find({}).toArray()).map((e) => e._id),
+      (await inFlight().find({}).toArray()).filter((e) => !isBlockEntry(e)).map((e) => e._id),
       [young.email_id],
     );
     // A second sweep finds nothing left to do.
@@ -112,10 +115,12 @@ describe('sweeper: records stuck in pending', () => {
 
   it('keeps only records in flight: a sent send leaves none, stale entries are dropped', async () => {
     const sent = await core.email.send(body('sent'), authenticatedAs(caller));
-    // The entry is removed after the answer, off the send's path: wait for it.
-    for (let i = 0; i < 100 && (await inFlight().countDocuments({ _id: sent.email_id })) > 0; i++)
-      await new Promise((r) => setTimeout(r, 20));
-    assert.equal(await inFlight().countDocuments({ _id: sent.email_id }), 0);
+    // Its id's block entry goes once the block is retired (off the send's path): wait for it.
+    const naming = () => inFlight().countDocuments({ ids: sent.email_id });
+    assert.equal(await naming(), 1, 'named by its block while the block is in use');
+    for (let i = 0; i < 250 && (await naming()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await naming(), 0);
+    assert.equal(await inFlight().countDocuments({ _id: sent.email_id }), 0, 'no entry of its own');
     // Entries left behind: a record a provider event moved on, and a crash before the record's insert.
     const delivered = await leftPending('accept-then-drop');
     await emails().updateOne({ _id: delivered.email_id }, { $set: { status_rank: STATUS_RANK.delivered } });
@@ -125,7 +130,41 @@ describe('sweeper: records stuck in pending', () => {
 
     const { logger } = capturingLogger();
     assert.deepEqual(await sweepStuckPending(createRecordStore(core.database.db), logger), []);
-    assert.equal(await inFlight().countDocuments({}), 0);
+    assert.equal(await inFlight().countDocuments({ ids: { $exists: false } }), 0);
+  });
+
+  it("a new send's record left pending by a crash is found through its block, then the block dropped", async () => {
+    const sent = await core.email.send(body('template'), authenticatedAs(caller));
+    const template = (await emails().findOne({ _id: sent.email_id }))!;
+    // A gateway that inserted the record and died before the provider answered.
+    const crashed = createRecordStore(core.database.db);
+    const id = crashed.newEmailId();
+    const longAgo = new Date(Date.now() - PENDING_BOUND_MS - 60_000);
+    const record: EmailRecord = {
+      ...template,
+      _id: id,
+      email_id: id,
+      status_rank: STATUS_RANK.pending,
+      provider_id: null,
+      attempt_id: randomUUID(),
+    };
+    await crashed.insert(record);
+    assert.equal(await inFlight().countDocuments({ _id: id }), 0, 'no entry of its own');
+    const block = await inFlight().findOne({ ids: id });
+    assert.ok(block && isBlockEntry(block));
+    await inFlight().updateOne({ _id: block._id }, { $set: { since: longAgo } });
+    await emails().updateOne({ _id: id }, { $set: { created_at: longAgo, updated_at: longAgo } });
+
+    const { logger } = capturingLogger();
+    const swept = await sweepStuckPending(createRecordStore(core.database.db), logger);
+    assert.deepEqual(
+      swept.map((s) => [s.email_id, s.outcome]),
+      [[id, 'outcome_unknown']],
+    );
+    assert.equal(statusOf((await emails().findOne({ _id: id }))!), 'failed');
+    // Nothing of the block pending any more: the next pass drops its entry.
+    assert.deepEqual(await sweepStuckPending(createRecordStore(core.database.db), logger), []);
+    assert.equal(await inFlight().countDocuments({ _id: block._id }), 0);
   });
 
   it('a pending record whose in-flight entry is refused is taken back, and the insert fails', async () => {

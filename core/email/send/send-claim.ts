@@ -81,7 +81,7 @@ export function createSendClaim({ records, keys, logger }: SendClaimDeps) {
     test: boolean,
   ): Promise<{ record: EmailRecord; isNew: boolean } | { done: SendResult }> {
     if (key === undefined)
-      return { record: newRecord(input, identity, randomUUID(), undefined, test), isNew: true };
+      return { record: newRecord(input, identity, records.newEmailId(), undefined, test), isNew: true };
     const candidateId = randomUUID();
     // The usual case, a key's first attempt: one write reserves the record id
     // and takes the lease, and no record can exist yet.
