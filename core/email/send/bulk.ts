@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import { MailroomError, isMailroomError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { authorizeSend } from '../auth.ts';
@@ -59,20 +60,6 @@ function checkEnvelope(body: unknown): BulkBody {
   return parse(BulkBodySchema, body, describeBodyProblem);
 }
 
-/** Runs `fn` over `items` with at most `limit` in flight, results in input order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
 export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principal): Promise<BulkResult> {
   // The interface requires the identity headers on bulk, whatever the
   // templates: signup flows send one message (POST /api/email/send), and an
@@ -105,11 +92,15 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principa
     }
   };
 
+  // At most BULK_CONCURRENCY of this bulk's items in flight at once.
+  const limit = pLimit(BULK_CONCURRENCY);
   const results: BulkItemResult[] = [];
   for (let start = 0; start < body.emails.length; start += BULK_BATCH_SIZE) {
     if (start > 0 && delay > 0) await sleep(delay);
     results.push(
-      ...(await mapLimit(body.emails.slice(start, start + BULK_BATCH_SIZE), BULK_CONCURRENCY, sendItem)),
+      ...(await Promise.all(
+        body.emails.slice(start, start + BULK_BATCH_SIZE).map((item) => limit(() => sendItem(item))),
+      )),
     );
   }
   const sent = results.filter((r) => r.success).length;
