@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import pLimit from 'p-limit';
 import type { AttemptResult } from '../core/webhooks/attempt-delivery.ts';
 import {
   ENDPOINT_GONE,
@@ -9,6 +10,9 @@ import {
   type WorkflowEventData,
   type WorkflowEventType,
 } from '../core/webhooks/index.ts';
+
+/** POSTs of one batch's first attempts in flight at once, to its one endpoint. */
+export const BATCH_POSTS_AT_ONCE = 50;
 
 /**
  * The activities of outbound webhooks: one delivery attempt (retried by the
@@ -23,15 +27,23 @@ export function createWebhookActivities(deps: { webhooks: Webhooks }) {
       settle(await webhooks.attempt(deliveryKey, Context.current().info.attempt));
     },
 
-    /** The first attempt of every delivery of a batch, concurrently; never throws for a delivery's sake. */
+    /**
+     * The first attempt of every delivery of a batch, at most
+     * BATCH_POSTS_AT_ONCE at a time (a receiver is not sent a whole batch at
+     * once, and each POST's timeout runs from its own start); never throws
+     * for a delivery's sake.
+     */
     async attemptWebhookBatch(batch: DeliverWebhooksInput): Promise<FirstAttempt[]> {
       const { endpointKey, endpointVersion } = batch;
+      const limit = pLimit(BATCH_POSTS_AT_ONCE);
       return Promise.all(
         batch.deliveries.map(async (delivery) => {
-          const result = await webhooks
-            .attemptBatched({ ...delivery, endpointKey, endpointVersion, attemptsBefore: 0 }, 1)
-            // A database error is this delivery's failed attempt, not the batch's.
-            .catch((err: unknown) => ({ outcome: 'retry' as const, why: (err as Error).message }));
+          const result = await limit(() =>
+            webhooks
+              .attemptBatched({ ...delivery, endpointKey, endpointVersion, attemptsBefore: 0 }, 1)
+              // A database error is this delivery's failed attempt, not the batch's.
+              .catch((err: unknown) => ({ outcome: 'retry' as const, why: (err as Error).message })),
+          );
           return result.outcome === 'delivered'
             ? { eventId: delivery.eventId, outcome: result.outcome }
             : { eventId: delivery.eventId, outcome: result.outcome, why: result.why };

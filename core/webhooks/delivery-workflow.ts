@@ -57,7 +57,7 @@ export interface FirstAttempt {
 }
 
 /** Deliveries per batch run at most. */
-export const MAX_DELIVERIES_PER_RUN = 50;
+export const MAX_DELIVERIES_PER_RUN = 250;
 
 /** One run per event and endpoint (replays, and events handed over a second time). */
 export const deliveryWorkflowId = (endpointId: string, eventId: string) => `webhook-${endpointId}-${eventId}`;

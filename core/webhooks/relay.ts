@@ -24,7 +24,7 @@ export const UNWRITTEN_AFTER_MS = 60_000;
 /** How often each process looks for entries left behind (a crash, Temporal unreachable). */
 export const RECOVERY_INTERVAL_MS = 2000;
 /** Entries handed over together at most (one record read each, then one write per step for all). */
-const HAND_OVER_BATCH = 100;
+const HAND_OVER_BATCH = 250;
 /** Outbox entries written together at most (concurrent announcements). */
 const ANNOUNCE_BATCH = 100;
 /**
@@ -32,7 +32,7 @@ const ANNOUNCE_BATCH = 100;
  * share one batch (fewer writes and Temporal runs), at the cost of this much
  * more lag at most.
  */
-const HAND_OVER_INTERVAL_MS = 200;
+const HAND_OVER_INTERVAL_MS = 500;
 
 export interface Relay {
   /** The record store's listener (core/email/records/lifecycle.ts). */
