@@ -15,6 +15,7 @@ import { gatewayDrain } from './gateway-drain.ts';
 import { temporalRestart } from './temporal-restart.ts';
 import { scheduledRestart } from './scheduled-restart.ts';
 import { webhooksRestart } from './webhooks-restart.ts';
+import { gatewayKilled } from './gateway-killed.ts';
 
 /**
  * `npm run test:faults [case numbers…]`: what the platform survives, each
@@ -34,6 +35,7 @@ const CASES: FaultCase[] = [
   acceptedThenDropped,
   scheduledRestart,
   webhooksRestart,
+  gatewayKilled,
 ].sort((a, b) => a.id - b.id);
 
 const log = (line: string) => console.log(`[faults] ${line}`);
