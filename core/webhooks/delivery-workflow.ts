@@ -58,6 +58,12 @@ export interface FirstAttempt {
 
 /** Deliveries per batch run at most. */
 export const MAX_DELIVERIES_PER_RUN = 250;
+/**
+ * Bytes of event bodies per batch run at most: the run's input and its first
+ * activity's are each kept whole in its history, and Temporal refuses a
+ * payload over 2 MB (and warns over 512 KB) by default.
+ */
+export const MAX_RUN_PAYLOAD_BYTES = 256 * 1024;
 
 /** One run per event and endpoint (replays, and events handed over a second time). */
 export const deliveryWorkflowId = (endpointId: string, eventId: string) => `webhook-${endpointId}-${eventId}`;

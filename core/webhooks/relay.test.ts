@@ -5,7 +5,8 @@ import type { Db } from 'mongodb';
 import { createLogger } from '../logger.ts';
 import type { DeliveryStore } from './delivery-store.ts';
 import type { Outbox, OutboxDoc } from './outbox.ts';
-import { createRelay } from './relay.ts';
+import { MAX_DELIVERIES_PER_RUN, MAX_RUN_PAYLOAD_BYTES } from './delivery-workflow.ts';
+import { createRelay, runsOf } from './relay.ts';
 import type { Subscriptions } from './subscriptions.ts';
 
 /**
@@ -91,5 +92,35 @@ describe('webhook relay: announcements', () => {
     await relay.sink.intend([{ kind: 'sent', emailId: randomUUID(), at: new Date() }]);
     assert.equal(stored.size, 2, 'the other event was written while the removal was held');
     release();
+  });
+});
+
+describe('webhook relay: runs of a hand-over', () => {
+  const deliveries = (count: number, bytes: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      deliveryKey: `endpoint/evt${i}`,
+      eventId: `evt${i}`,
+      payload: 'x'.repeat(bytes),
+    }));
+
+  it('cuts by count: every delivery once, in order, at most MAX_DELIVERIES_PER_RUN a run', () => {
+    const all = deliveries(2 * MAX_DELIVERIES_PER_RUN + 7, 800);
+    const runs = runsOf(all);
+    assert.deepEqual(
+      runs.map((run) => run.length),
+      [MAX_DELIVERIES_PER_RUN, MAX_DELIVERIES_PER_RUN, 7],
+    );
+    assert.deepEqual(runs.flat(), all);
+  });
+
+  it('cuts by size: no run carries more than MAX_RUN_PAYLOAD_BYTES of bodies, a larger body runs alone', () => {
+    const large = deliveries(10, Math.floor(MAX_RUN_PAYLOAD_BYTES / 3));
+    const runs = runsOf([...large, ...deliveries(1, MAX_RUN_PAYLOAD_BYTES + 1)]);
+    for (const run of runs.slice(0, -1))
+      assert.ok(run.reduce((sum, d) => sum + d.payload.length, 0) <= MAX_RUN_PAYLOAD_BYTES);
+    assert.deepEqual(
+      runs.map((run) => run.length),
+      [3, 3, 3, 1, 1],
+    );
   });
 });

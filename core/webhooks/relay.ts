@@ -2,7 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { happenedFilter, statusOf, type EmailRecord, type LifecycleSink } from '../email/records/index.ts';
 import type { Logger } from '../logger.ts';
 import { deliveryKeyOf, type DeliveryDoc, type DeliveryStore } from './delivery-store.ts';
-import { MAX_DELIVERIES_PER_RUN } from './delivery-workflow.ts';
+import { MAX_DELIVERIES_PER_RUN, MAX_RUN_PAYLOAD_BYTES, type BatchedDelivery } from './delivery-workflow.ts';
 import type { EndpointDoc } from './endpoint-store.ts';
 import { createGroupCommit } from '../group-commit.ts';
 import type { Outbox, OutboxDoc } from './outbox.ts';
@@ -195,8 +195,7 @@ export function createRelay(deps: RelayDeps): Relay {
       companyId: endpoint.company_id,
       version: endpoint.updated_at.getTime(),
     };
-    for (let i = 0; i < fresh.length; i += MAX_DELIVERIES_PER_RUN)
-      await deps.startBatch(target, fresh.slice(i, i + MAX_DELIVERIES_PER_RUN));
+    for (const batch of runsOf(fresh)) await deps.startBatch(target, batch);
     for (const d of list)
       if (!created.has(d._id))
         await deps.startDelivery({
@@ -282,6 +281,29 @@ export function createRelay(deps: RelayDeps): Relay {
     },
   };
   return relay;
+}
+
+/**
+ * A hand-over's new deliveries to one endpoint, cut into runs of at most
+ * MAX_DELIVERIES_PER_RUN and MAX_RUN_PAYLOAD_BYTES of bodies (a run's input,
+ * and its first activity's, are stored whole in its history).
+ */
+export function runsOf(deliveries: readonly BatchedDelivery[]): BatchedDelivery[][] {
+  const runs: BatchedDelivery[][] = [];
+  let run: BatchedDelivery[] = [];
+  let bytes = 0;
+  for (const delivery of deliveries) {
+    const size = Buffer.byteLength(delivery.payload);
+    if (run.length > 0 && (run.length === MAX_DELIVERIES_PER_RUN || bytes + size > MAX_RUN_PAYLOAD_BYTES)) {
+      runs.push(run);
+      run = [];
+      bytes = 0;
+    }
+    run.push(delivery);
+    bytes += size;
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
 }
 
 const bodyOf = (doc: OutboxDoc, data: EmailEventData | WorkflowEventData, at: Date) =>
