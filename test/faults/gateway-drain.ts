@@ -1,5 +1,4 @@
-import { welcomeBody } from '../support/sample-emails.ts';
-import { Checks, Stack, until, type Answer, type FaultCase } from './stack.ts';
+import { Checks, Stack, type FaultCase } from './stack.ts';
 
 /**
  * Case 5: the gateway SIGTERMed while 30 HTTP sends are in flight (the
@@ -15,21 +14,11 @@ export const gatewayDrain: FaultCase = {
     const check = new Checks();
     try {
       stack.fake.delayMs = 1000;
-      const inFlight = Array.from({ length: 30 }, (_, i) =>
-        stack
-          .request(
-            'POST',
-            '/api/email/send',
-            welcomeBody({ to: `drain-${i}@example.com`, subject: `drain ${i}` }),
-            30_000,
-          )
-          .catch((err: unknown): Answer => ({ status: 0, body: { error: String(err) }, ms: 0 })),
-      );
-      await until('30 sends at the provider', async () => stack.fake.received.length >= 30, 30_000, 20);
+      const sent = await stack.sendsAtProvider(30, 'drain');
       const gateway = stack.gateway!;
       const t0 = Date.now();
       process.kill(gateway.pid, 'SIGTERM');
-      const answers = await Promise.all(inFlight);
+      const answers = await sent.answers;
       const exit = await gateway.spawned.exited;
       const drainMs = Date.now() - t0;
       const refused = await fetch(`${stack.gatewayUrl}/health`).then(

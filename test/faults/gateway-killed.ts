@@ -3,8 +3,7 @@ import { createRecordStore } from '../../core/email/records/record-store.ts';
 import { IN_FLIGHT_COLLECTION, type InFlightEntry } from '../../core/email/records/in-flight.ts';
 import { STATUS_RANK, type EmailRecord } from '../../core/email/records/record.ts';
 import { sweepStuckPending } from '../../core/email/records/sweeper.ts';
-import { welcomeBody } from '../support/sample-emails.ts';
-import { Checks, Stack, until, type Answer, type FaultCase } from './stack.ts';
+import { Checks, Stack, type FaultCase } from './stack.ts';
 
 /**
  * Case 9: the gateway SIGKILLed while 30 HTTP sends wait on the provider
@@ -23,21 +22,11 @@ export const gatewayKilled: FaultCase = {
     const check = new Checks();
     try {
       stack.fake.delayMs = 1000;
-      const inFlight = Array.from({ length: 30 }, (_, i) =>
-        stack
-          .request(
-            'POST',
-            '/api/email/send',
-            welcomeBody({ to: `killed-${i}@example.com`, subject: `killed ${i}` }),
-            30_000,
-          )
-          .catch((err: unknown): Answer => ({ status: 0, body: { error: String(err) }, ms: 0 })),
-      );
-      await until('30 sends at the provider', async () => stack.fake.received.length >= 30, 30_000, 20);
+      const sent = await stack.sendsAtProvider(30, 'killed');
       const gateway = stack.gateway!;
       process.kill(-gateway.pid, 'SIGKILL');
       await gateway.spawned.exited;
-      const answers = await Promise.all(inFlight);
+      const answers = await sent.answers;
 
       const emails = stack.db.collection<EmailRecord>('emails');
       const pending = await emails.find({ status_rank: STATUS_RANK.pending }).toArray();

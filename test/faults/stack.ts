@@ -7,6 +7,7 @@ import { answerBody } from '../support/http.ts';
 import { startMongo, startTemporal, type MongoHandle, type TemporalHandle } from '../../infra/services.ts';
 import { RUN_TS, freePort, startProcess, type Spawned } from '../../infra/processes.ts';
 import { TEST_SECRET, uniqueName } from '../support/env.ts';
+import { welcomeBody } from '../support/sample-emails.ts';
 
 /**
  * What a fault case runs against: the real servers (Temporal with a
@@ -226,6 +227,25 @@ export class Stack {
   }
 
   /** `count` users, each with its own address. */
+  /**
+   * `count` HTTP sends (to `<prefix>-<i>@example.com`) started at once,
+   * resolved once the provider has all of them (set `fake.delayMs` first, so
+   * they wait there); `answers` settles with their answers, a failed request
+   * as status 0 (a wrapper: an async function would wait for them too).
+   */
+  async sendsAtProvider(count: number, prefix: string): Promise<{ answers: Promise<Answer[]> }> {
+    const sends = Array.from({ length: count }, (_, i) =>
+      this.request(
+        'POST',
+        '/api/email/send',
+        welcomeBody({ to: `${prefix}-${i}@example.com`, subject: `${prefix} ${i}` }),
+        30_000,
+      ).catch((err: unknown): Answer => ({ status: 0, body: { error: String(err) }, ms: 0 })),
+    );
+    await until(`${count} sends at the provider`, async () => this.fake.received.length >= count, 30_000, 20);
+    return { answers: Promise.all(sends) };
+  }
+
   async insertUsers(count: number): Promise<string[]> {
     const ids = Array.from({ length: count }, (_, i) => `${this.name}-user-${i}-${randomUUID().slice(0, 8)}`);
     await this.db
