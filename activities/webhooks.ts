@@ -11,7 +11,7 @@ import {
   type WorkflowEventType,
 } from '../core/webhooks/index.ts';
 
-/** POSTs of one batch's first attempts in flight at once, to its one endpoint. */
+/** First-attempt POSTs in flight at once to one endpoint, from one worker (all its batches). */
 export const BATCH_POSTS_AT_ONCE = 50;
 
 /**
@@ -21,6 +21,8 @@ export const BATCH_POSTS_AT_ONCE = 50;
  */
 export function createWebhookActivities(deps: { webhooks: Webhooks }) {
   const { webhooks } = deps;
+  /** Each endpoint's limit while it has batches under way here (then dropped: none is kept for ever). */
+  const limits = new Map<string, { limit: pLimit.Limit; batches: number }>();
   return {
     /** One POST of the delivery; throws (retryable) unless the endpoint answered 2xx. */
     async attemptWebhookDelivery(deliveryKey: string): Promise<void> {
@@ -29,26 +31,34 @@ export function createWebhookActivities(deps: { webhooks: Webhooks }) {
 
     /**
      * The first attempt of every delivery of a batch, at most
-     * BATCH_POSTS_AT_ONCE at a time (a receiver is not sent a whole batch at
+     * BATCH_POSTS_AT_ONCE at a time to its endpoint with the other batches of
+     * that endpoint on this worker (a receiver is never sent whole batches at
      * once, and each POST's timeout runs from its own start); never throws
      * for a delivery's sake.
      */
     async attemptWebhookBatch(batch: DeliverWebhooksInput): Promise<FirstAttempt[]> {
       const { endpointKey, endpointVersion } = batch;
-      const limit = pLimit(BATCH_POSTS_AT_ONCE);
-      return Promise.all(
-        batch.deliveries.map(async (delivery) => {
-          const result = await limit(() =>
-            webhooks
-              .attemptBatched({ ...delivery, endpointKey, endpointVersion, attemptsBefore: 0 }, 1)
-              // A database error is this delivery's failed attempt, not the batch's.
-              .catch((err: unknown) => ({ outcome: 'retry' as const, why: (err as Error).message })),
-          );
-          return result.outcome === 'delivered'
-            ? { eventId: delivery.eventId, outcome: result.outcome }
-            : { eventId: delivery.eventId, outcome: result.outcome, why: result.why };
-        }),
-      );
+      const shared = limits.get(endpointKey) ?? { limit: pLimit(BATCH_POSTS_AT_ONCE), batches: 0 };
+      limits.set(endpointKey, shared);
+      shared.batches++;
+      const { limit } = shared;
+      try {
+        return await Promise.all(
+          batch.deliveries.map(async (delivery) => {
+            const result = await limit(() =>
+              webhooks
+                .attemptBatched({ ...delivery, endpointKey, endpointVersion, attemptsBefore: 0 }, 1)
+                // A database error is this delivery's failed attempt, not the batch's.
+                .catch((err: unknown) => ({ outcome: 'retry' as const, why: (err as Error).message })),
+            );
+            return result.outcome === 'delivered'
+              ? { eventId: delivery.eventId, outcome: result.outcome }
+              : { eventId: delivery.eventId, outcome: result.outcome, why: result.why };
+          }),
+        );
+      } finally {
+        if (--shared.batches === 0) limits.delete(endpointKey);
+      }
     },
 
     /** A later attempt of a delivery of a batch (its input carries the body). */
