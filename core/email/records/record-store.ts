@@ -278,20 +278,14 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
       }),
 
     async listPendingBefore(before, limit) {
-      // The in-flight entries due (in-flight.ts), then each record by `_id`.
+      // The in-flight entries due (in-flight.ts), then their records by `_id`, all at once.
       const due = await inFlight.due(before, limit);
-      const pending: EmailRecord[] = [];
-      for (const entry of due) {
-        if (isBlockEntry(entry)) {
-          pending.push(...(await pendingOfBlock(entry._id, entry.ids, before)));
-          continue;
-        }
-        const record = await emails.findOne({ _id: entry._id });
-        if (record?.status_rank === STATUS_RANK.pending) pending.push(record);
-        // No record (a crash between the two inserts) or one that moved on: not in flight.
-        else await inFlight.remove(entry._id);
-      }
-      return pending;
+      const found = await Promise.all(
+        due.map((entry) =>
+          isBlockEntry(entry) ? pendingOfBlock(entry._id, entry.ids, before) : pendingOfEntry(entry._id),
+        ),
+      );
+      return found.flat();
     },
 
     async applyEvent(by, event, at = new Date()) {
@@ -333,6 +327,14 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
           );
     },
   };
+
+  /** A due entry's record if still pending; else the entry goes (no record: a crash between the two inserts). */
+  async function pendingOfEntry(emailId: string): Promise<EmailRecord[]> {
+    const record = await emails.findOne({ _id: emailId });
+    if (record?.status_rank === STATUS_RANK.pending) return [record];
+    await inFlight.remove(emailId);
+    return [];
+  }
 
   /**
    * A due block's records still pending since before `before` (a record of
