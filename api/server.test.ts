@@ -7,6 +7,7 @@ import { MongoClient } from 'mongodb';
 import { fileURLToPath } from 'node:url';
 import { freePort, RUN_TS } from '../infra/processes.ts';
 import { mongoUri, TEST_SECRET, uniqueName } from '../test/support/env.ts';
+import { until } from '../test/support/until.ts';
 import { SAMPLE_DATA } from '../templates/samples.ts';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -78,12 +79,3 @@ describe('the gateway process with default settings', () => {
     },
   );
 });
-
-/** Polls `probe` (connection errors count as "not yet") until it is true; 20 s at most. */
-async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

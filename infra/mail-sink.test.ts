@@ -9,6 +9,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowHarness } from '../test/support/workflow-harness.ts';
+import { until } from '../test/support/until.ts';
 import { behaviourOf, startMailSink, type MailSink } from './mail-sink.ts';
 
 const h = new WorkflowHarness();
@@ -35,16 +36,6 @@ after(async () => {
 
 /** The EIN identity: the harness's own caller (a run acts as whoever triggers it). */
 const ids = () => ({ userId: h.caller.userId, companyId: h.caller.companyId, organizationId: randomUUID() });
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function send(to: string, id = ids()) {
   return h.request(
@@ -117,14 +108,18 @@ describe('dev mail sink behaviours', () => {
     const res = await send('bounce@example.com', id);
     assert.equal(res.status, 200);
     const emailId = res.body['email_id'] as string;
-    const status = await until(async () => {
-      const { body } = await h.request('GET', `/api/email/status/${emailId}`, undefined, {
-        'X-User-Id': id.userId,
-        'X-Company-Id': id.companyId,
-      });
-      const data = body['data'] as { status?: string } | undefined;
-      return data?.status === 'bounced' ? data.status : undefined;
-    });
+    const status = await until(
+      'the record to be bounced',
+      async () => {
+        const { body } = await h.request('GET', `/api/email/status/${emailId}`, undefined, {
+          'X-User-Id': id.userId,
+          'X-Company-Id': id.companyId,
+        });
+        const data = body['data'] as { status?: string } | undefined;
+        return data?.status === 'bounced' ? data.status : undefined;
+      },
+      15_000,
+    );
     assert.equal(status, 'bounced');
   });
 });

@@ -11,6 +11,7 @@ import { Scrape } from './support/metrics.ts';
 import { invoiceBody } from './support/sample-emails.ts';
 import { TEST_SECRET } from './support/env.ts';
 import { WorkflowHarness } from './support/workflow-harness.ts';
+import { until } from './support/until.ts';
 
 /**
  * GET /metrics on a real gateway (real email core, real Temporal, the fake
@@ -280,9 +281,9 @@ describe('GET /metrics in AUTH_MODE=api-key', () => {
       const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
       try {
         const base = `http://127.0.0.1:${port}`;
-        await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok);
+        await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok, 30_000);
         assert.equal((await fetch(`${base}/metrics`)).status, 404);
-        await until('the start-up line is written', async () => output.includes('GET /metrics'));
+        await until('the start-up line is written', async () => output.includes('GET /metrics'), 30_000);
         assert.match(
           output,
           /GET \/metrics is not served \(404\): in AUTH_MODE=api-key set METRICS_TOKEN .* or METRICS_PORT/,
@@ -320,7 +321,7 @@ describe('METRICS_PORT', () => {
       const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
       try {
         const base = `http://127.0.0.1:${port}`;
-        await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok);
+        await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok, 30_000);
         assert.equal((await fetch(`${base}/metrics`)).status, 404);
         const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
         for (const authorization of [undefined, 'Bearer wrong-token-0123456789', token]) {
@@ -346,12 +347,3 @@ describe('METRICS_PORT', () => {
     );
   });
 });
-
-/** Polls `probe` (connection errors count as "not yet") until it is true; 30 s at most. */
-async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 import { temporalAddress } from './support/env.ts';
+import { until } from './support/until.ts';
 import { RUN_TS } from '../infra/processes.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -95,20 +96,6 @@ function startWorkerProcess(temporal = proxy.address): ChildProcess {
   return proc;
 }
 
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('worker killed mid-step', () => {
   it(
     'SIGTERM drains: the send in flight finishes, the process exits 0, the run completes without a retry',
@@ -165,7 +152,7 @@ describe('worker killed mid-step', () => {
 
       // The provider accepts and the record becomes `sent`, but the completion is stuck in the proxy.
       await h.fake.waitForRequests(1, 10_000);
-      await until('the record to be sent', async () => (await h.emailTo(address))?.status === 'sent');
+      await until('the record to be sent', async () => (await h.emailTo(address))?.status === 'sent', 30_000);
       child.kill('SIGKILL');
       assert.equal(await exited, 'SIGKILL');
       proxy.dropAll();

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import { WorkflowHarness } from './support/workflow-harness.ts';
+import { until } from './support/until.ts';
 import { authenticatedAs } from '../core/identity.ts';
 import { createSuppressionStore } from '../core/email/suppressions/suppression-store.ts';
 import { COMPANY_ID, USER_ID } from '../core/workflows/search-attributes.ts';
@@ -27,14 +28,6 @@ async function newUser(fields: { welcomeEmailSent?: boolean; name?: string } = {
   const _id = `user-${randomUUID()}`;
   await h.insertUser({ _id, email: `${_id}@example.com`, name: 'Ada Lovelace', ...fields });
   return _id;
-}
-
-async function until(probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 function users() {
@@ -87,7 +80,7 @@ describe('send-welcome-email', () => {
     const first = await h.trigger('send-welcome-email', { userId });
     await h.waitForStatus('send-welcome-email', first.body['runId'] as string, 'running');
     // The first run's email is recorded (pending at the provider) before the second run starts.
-    await until(async () => (await h.emailTo(`${userId}@example.com`)) !== undefined);
+    await until("the first run's email record", () => h.emailTo(`${userId}@example.com`), 10_000);
     const second = await h.trigger('send-welcome-email', { userId });
     const secondRun = await h.waitForStatus(
       'send-welcome-email',
@@ -347,9 +340,15 @@ describe('search attributes', () => {
       for await (const execution of h.temporal.workflow.list({ query })) ids.push(execution.workflowId);
       return ids;
     };
-    await until(async () => (await found(`CompanyId = "${id.companyId}"`)).length > 0);
+    await until(
+      'a run listed by its CompanyId',
+      async () => (await found(`CompanyId = "${id.companyId}"`)).length > 0,
+    );
     assert.deepEqual(await found(`CompanyId = "${id.companyId}"`), [runId]);
-    await until(async () => (await found(`EmailId = "${emailId}"`)).length > 0);
+    await until(
+      'a run listed by its EmailId',
+      async () => (await found(`EmailId = "${emailId}"`)).length > 0,
+    );
     assert.deepEqual(await found(`EmailId = "${emailId}" AND EmailAction = "ein-verified"`), [runId]);
     assert.deepEqual(await found(`UserId = "${id.userId}"`), [runId]);
     assert.deepEqual(await found(`CompanyId = "${randomUUID()}"`), []);
@@ -384,7 +383,7 @@ describe('search attributes', () => {
     const attributes = desc.typedSearchAttributes;
     assert.equal(attributes.get(COMPANY_ID), id.companyId);
     assert.equal(attributes.get(USER_ID), id.userId);
-    await until(async () => {
+    await until('the run listed by its CompanyId', async () => {
       for await (const execution of h.temporal.workflow.list({ query: `CompanyId = "${id.companyId}"` }))
         if (execution.workflowId === runId) return true;
       return false;

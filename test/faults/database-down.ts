@@ -1,14 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { welcomeBody } from '../support/sample-emails.ts';
-import {
-  Checks,
-  Stack,
-  answersWhileDown,
-  killServer,
-  startMongoServer,
-  until,
-  type FaultCase,
-} from './stack.ts';
+import { Checks, Stack, answersWhileDown, killServer, startMongoServer, type FaultCase } from './stack.ts';
+import { until } from '../support/until.ts';
 
 const DOWN_MS = 10_000;
 

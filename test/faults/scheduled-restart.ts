@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { invoiceBody } from '../support/sample-emails.ts';
-import { Checks, Stack, killServer, sleep, startTemporalServer, until, type FaultCase } from './stack.ts';
+import { Checks, Stack, killServer, sleep, startTemporalServer, type FaultCase } from './stack.ts';
+import { until } from '../support/until.ts';
 
 const SCHEDULED = 10;
 const DOWN_MS = 8_000;

@@ -8,6 +8,7 @@ import { startMongo, startTemporal, type MongoHandle, type TemporalHandle } from
 import { RUN_TS, freePort, startProcess, type Spawned } from '../../infra/processes.ts';
 import { TEST_SECRET, uniqueName } from '../support/env.ts';
 import { welcomeBody } from '../support/sample-emails.ts';
+import { until } from '../support/until.ts';
 
 /**
  * What a fault case runs against: the real servers (Temporal with a
@@ -80,21 +81,6 @@ export interface Proc {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false>,
-  timeoutMs: number,
-  everyMs = 250,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 export interface Answer {
   status: number;

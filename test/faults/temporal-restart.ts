@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  Checks,
-  Stack,
-  answersWhileDown,
-  killServer,
-  startTemporalServer,
-  until,
-  type FaultCase,
-} from './stack.ts';
+import { Checks, Stack, answersWhileDown, killServer, startTemporalServer, type FaultCase } from './stack.ts';
+import { until } from '../support/until.ts';
 
 const DOWN_MS = 10_000;
 

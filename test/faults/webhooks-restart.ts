@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { invoiceBody } from '../support/sample-emails.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
-import { Checks, Stack, killServer, sleep, startTemporalServer, until, type FaultCase } from './stack.ts';
+import { Checks, Stack, killServer, sleep, startTemporalServer, type FaultCase } from './stack.ts';
+import { until } from '../support/until.ts';
 
 const BEFORE = 20;
 const DURING = 10;

@@ -1,4 +1,5 @@
-import { Checks, Stack, failedUnsent, until, type FaultCase } from './stack.ts';
+import { Checks, Stack, failedUnsent, type FaultCase } from './stack.ts';
+import { until } from '../support/until.ts';
 
 /**
  * Case 1: 100 welcome runs in flight, the worker SIGKILLed three times (each

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { invoiceBody } from '../support/sample-emails.ts';
-import { Checks, failedUnsent, until } from '../faults/stack.ts';
+import { Checks, failedUnsent } from '../faults/stack.ts';
+import { until } from '../support/until.ts';
 import type { ScaleCase } from './case.ts';
 import type { Answer, ScaleStack } from './stack.ts';
 

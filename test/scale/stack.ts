@@ -11,7 +11,8 @@ import { FakeSendGrid } from '../../infra/fake-sendgrid.ts';
 import { RUN_TS, freePort, startProcess } from '../../infra/processes.ts';
 import { TEST_SECRET, uniqueName } from '../support/env.ts';
 import { answerBody } from '../support/http.ts';
-import { until, type Proc } from '../faults/stack.ts';
+import { type Proc } from '../faults/stack.ts';
+import { until } from '../support/until.ts';
 import { RoundRobinProxy } from './proxy.ts';
 
 /**

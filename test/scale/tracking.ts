@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Checks, until } from '../faults/stack.ts';
+import { Checks } from '../faults/stack.ts';
+import { until } from '../support/until.ts';
 import type { ScaleCase } from './case.ts';
 
 /**

@@ -6,6 +6,7 @@ import { isUuid } from '../../identity.ts';
 import { mongoUri } from '../../../test/support/env.ts';
 import { commandsDuring as commandsOn, on } from '../../../test/support/commands.ts';
 import { startEmailCore, type EmailCore } from '../../../test/support/email-core.ts';
+import { until } from '../../../test/support/until.ts';
 import { BLOCK_PREFIX, createIdBlocks } from './id-blocks.ts';
 import { IN_FLIGHT_COLLECTION, type InFlightEntry } from './in-flight.ts';
 
@@ -60,7 +61,7 @@ describe('id blocks: one in-flight entry for many sends', () => {
     await sleep(600); // retired after 200 ms, grace over after 400 ms: b is still pending
     assert.equal((await blockEntries()).length, 1, 'kept while a record of it is pending');
     blocks.leave(b);
-    await waitFor(async () => (await blockEntries()).length === 0);
+    await until('no block entry left', async () => (await blockEntries()).length === 0, 5000);
   });
 
   it("a block with a record pending past the sweeper's bound is forgotten, its entry left to the sweeper", async () => {
@@ -81,8 +82,8 @@ describe('id blocks: one in-flight entry for many sends', () => {
     await entries().deleteMany({});
     const blocks = createIdBlocks(core.database.db, { maxAgeMs: 100 });
     const late = blocks.take();
-    await waitFor(async () => (await blockEntries()).length === 1);
-    await waitFor(async () => (await blockEntries()).length === 0);
+    await until('one block entry', async () => (await blockEntries()).length === 1, 5000);
+    await until('no block entry left', async () => (await blockEntries()).length === 0, 5000);
     assert.equal(blocks.enter(late), undefined);
     assert.equal(blocks.leave(late), false);
     // The next send makes a new block.
@@ -103,11 +104,3 @@ describe('id blocks: one in-flight entry for many sends', () => {
     assert.notEqual(blocks.take(), doomed);
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}
