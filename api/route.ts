@@ -99,7 +99,7 @@ function middlewareOf(spec: RouteSpec, deps: AppDeps): AppMiddleware[] {
   const chain: AppMiddleware[] = spec.around ? [spec.around] : [];
   if (spec.auth) chain.push(authenticate(spec.auth, deps) as AppMiddleware);
   if (spec.auth?.company) chain.push(requireCompany as AppMiddleware);
-  if (spec.body) chain.push(...(jsonBody(spec.body) as AppMiddleware[]));
+  if (spec.body) chain.push(...(jsonBody(spec.body, deps.config.bodyReceiveMs) as AppMiddleware[]));
   chain.push(validateRequest(spec, spec.describeProblem ?? describeBodyProblem) as AppMiddleware);
   return chain;
 }

@@ -54,6 +54,7 @@ export const EnvSchema = Type.Object({
   TRUSTED_PROXIES: Type.String({ default: '' }),
   /** How long the gateway lets one request wait on the database or Temporal before answering 503. */
   REQUEST_DEADLINE_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 90 }),
+  BODY_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 20 }),
   SENDGRID_WEBHOOK_ALLOW_UNSIGNED: Type.Boolean({ default: false }),
   EMAIL_PROVIDERS: Type.String({ pattern: '^(sendgrid|smtp)(,(sendgrid|smtp))?$', default: 'sendgrid' }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', maxLength: 2000 })),

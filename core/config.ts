@@ -65,6 +65,8 @@ export interface Config {
   trustedProxies: string[];
   /** How long a gateway request may wait on the database or Temporal before it is answered 503 (api/request-deadline.ts). */
   requestDeadlineMs: number;
+  /** Time a request body has to arrive, plus a second per 500 bytes received (api/middleware/body-stream.ts). */
+  bodyReceiveMs: number;
   /** How long a click-tracking link redirects after its email was sent (docs/click-tracking.md). */
   clickLinkLifetimeMs: number;
   /** The shortest `every` a recurring schedule may have (protects the cluster from a company's 1 s loop). */
@@ -200,6 +202,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     trustedProxies: trustedProxies(list(e.TRUSTED_PROXIES), fail),
     requestDeadlineMs: e.REQUEST_DEADLINE_SECONDS * 1000,
+    bodyReceiveMs: e.BODY_TIMEOUT_SECONDS * 1000,
     clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,
     scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
     devInboxDir: e.DEV_INBOX_DIR,

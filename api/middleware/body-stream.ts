@@ -8,6 +8,14 @@ import { JsonShapeError, JsonShapeScanner } from './json-shape.ts';
 export const UNSUPPORTED_ENCODING = 'unsupported content encoding. use gzip, deflate, br or none.';
 export const MALFORMED_COMPRESSED_BODY = 'malformed compressed body.';
 export const REQUEST_ABORTED = 'request aborted.';
+export const BODY_NOT_RECEIVED = 'request body not received in time.';
+
+/**
+ * After the first `receiveMs`, a body must keep arriving at this rate on
+ * average: each 500 bytes received buys one more second (Apache's
+ * mod_reqtimeout default, `body=20,MinRate=500`).
+ */
+export const BODY_MIN_BYTES_PER_SECOND = 500;
 
 /** What a route lets a body be: its size after decoding, its JSON shape, and its codings. */
 export interface BodyBounds {
@@ -17,6 +25,8 @@ export interface BodyBounds {
   maxValues: number;
   /** Content-Encoding accepted besides `identity`. */
   compressed: boolean;
+  /** Time the body has to arrive, plus a second per BODY_MIN_BYTES_PER_SECOND bytes received. */
+  receiveMs: number;
 }
 
 type Decoder = () => Transform;
@@ -38,7 +48,10 @@ const DECODERS: Record<string, Decoder | undefined> = {
  * Refused before a byte is read: a coding other than gzip, deflate, br
  * (415), or a Content-Length over the limit (413). While reading: more bytes
  * than the limit, before or after decoding (413); a shape bound (400); a
- * coding that does not decode (400). The request itself is never destroyed,
+ * coding that does not decode (400); a body that arrives too slowly (408,
+ * `receiveMs` and BODY_MIN_BYTES_PER_SECOND: a client that announces a body
+ * and sends it a byte at a time, or never, holds its socket no longer than
+ * that). The request itself is never destroyed,
  * only detached, so the answer still reaches the client; what it still sends
  * is discarded unread until the error handler closes the connection.
  *
@@ -75,11 +88,38 @@ export function boundedBody(req: IncomingMessage, bounds: BodyBounds): Readable 
   };
   req.once('close', aborted);
   out.once('close', () => req.off('close', aborted));
+  if (!req.complete) requireMinimumRate(req, first, bounds.receiveMs);
   // Refused midway: the rest is discarded, not read into anything.
   first.once('close', () => req.unpipe(first).resume());
   return Object.assign(out, {
     headers: { ...req.headers, 'content-encoding': 'identity', 'content-length': undefined },
   });
+}
+
+/**
+ * Fails `first` with 408 once the body has taken longer than `receiveMs`
+ * plus a second per BODY_MIN_BYTES_PER_SECOND bytes received. One timer per
+ * body, moved on only when it fires: counting a chunk costs an addition.
+ */
+function requireMinimumRate(req: IncomingMessage, first: Transform, receiveMs: number): void {
+  const started = Date.now();
+  let received = 0;
+  const count = (chunk: Buffer) => {
+    received += chunk.length;
+  };
+  const check = () => {
+    const left = started + receiveMs + (received / BODY_MIN_BYTES_PER_SECOND) * 1000 - Date.now();
+    if (left > 0) timer = setTimeout(check, left).unref();
+    else first.destroy(new HttpError(408, BODY_NOT_RECEIVED));
+  };
+  let timer = setTimeout(check, receiveMs).unref();
+  const stop = () => {
+    clearTimeout(timer);
+    req.off('data', count);
+  };
+  req.on('data', count);
+  req.once('end', stop);
+  first.once('close', stop);
 }
 
 /** Passes bytes through up to `limit` (more → 413), showing each chunk to `inspect` first. */

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { isMailroomError, type ErrorKind } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -34,6 +35,9 @@ export const METHOD_NOT_ALLOWED = 'method not allowed';
  */
 export function errorHandler(logger: Logger) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
+    // The request as it came: while a body is read, `ctx.req` is the bounded
+    // stream in front of it (json-body.ts), which has no socket of its own.
+    const request = ctx.req;
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null) answerUnrouted(ctx);
@@ -44,7 +48,7 @@ export function errorHandler(logger: Logger) {
       if (isMailroomError(err) && err.retryAfterSeconds !== undefined)
         ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))));
       ctx.body = { success: false, error: message };
-      if (!ctx.req.complete) closeAfterLingering(ctx);
+      if (!request.complete) closeAfterLingering(request, ctx.res);
     }
   };
 }
@@ -63,8 +67,7 @@ export const LINGER_MS = 2000;
  * discarded (never decoded or parsed) for LINGER_MS after the answer, then
  * the connection is closed, so an endless upload ends there.
  */
-function closeAfterLingering(ctx: Context): void {
-  const { req, res } = ctx;
+function closeAfterLingering(req: IncomingMessage, res: ServerResponse): void {
   res.once('finish', () => {
     req.resume();
     setTimeout(() => {

@@ -38,13 +38,13 @@ export function bytesOf(limit: string): number {
 /**
  * A route's JSON body, read after the caller was authenticated: up to the
  * route's limit for a proven caller, ANONYMOUS_BODY_LIMIT for anyone else;
- * decoded (gzip, deflate, br) and shape-checked while it streams in
+ * decoded (gzip, deflate, br), shape-checked and timed while it streams in
  * (body-stream.ts, json-shape.ts), then parsed by koa-bodyparser. Other
  * content types are refused with 415: the parser would leave them unparsed,
  * which would surface as a confusing validation error. A request without a
  * body falls through to the route's validation.
  */
-export function jsonBody(body: BodyLimits): Middleware<AppState>[] {
+export function jsonBody(body: BodyLimits, receiveMs: number): Middleware<AppState>[] {
   const routeLimit = bytesOf(body.limit);
   const anonymousLimit = Math.min(routeLimit, bytesOf(ANONYMOUS_BODY_LIMIT));
   const onerror = (err: Error) => {
@@ -71,6 +71,7 @@ export function jsonBody(body: BodyLimits): Middleware<AppState>[] {
       maxDepth: MAX_JSON_DEPTH,
       maxValues: body.signed ? Infinity : MAX_JSON_VALUES,
       compressed: !body.signed,
+      receiveMs,
     };
     // koa-bodyparser (co-body) reads `ctx.req`: for the parse, that is the
     // bounded, decoded stream in front of the request.

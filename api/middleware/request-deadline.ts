@@ -1,5 +1,7 @@
 import type { Context, Next } from 'koa';
 import { MailroomError } from '../../core/errors.ts';
+import { HttpError } from '../http-error.ts';
+import { BODY_NOT_RECEIVED } from './body-stream.ts';
 
 /** The 503 a request gets when its handler is still waiting at its deadline. */
 export const REQUEST_DEADLINE_PASSED =
@@ -17,11 +19,15 @@ const RETRY_AFTER_SECONDS = 5;
  * socket open. The handler is not cancelled: it may still finish (a send may
  * still go out), which is why the answer points at the Idempotency-Key.
  * Paths under `exempt` (the dev inbox's event stream) are long by design.
+ * A request whose body has still not all arrived is the client's doing, not
+ * the servers': it gets 408 instead (body-stream.ts bounds that time too).
  */
 export function requestDeadline(deadlineMs: number, exempt: readonly string[] = []) {
   return async function withDeadline(ctx: Context, next: Next): Promise<void> {
     if (exempt.some((prefix) => ctx.path.startsWith(prefix))) return next();
     let timer: NodeJS.Timeout | undefined;
+    // As it came: while its body is read, `ctx.req` is the stream in front of it.
+    const request = ctx.req;
     const handled = next();
     // The handler's own outcome after the deadline has nobody to go to.
     handled.catch(() => undefined);
@@ -29,9 +35,11 @@ export function requestDeadline(deadlineMs: number, exempt: readonly string[] = 
       timer = setTimeout(
         () =>
           reject(
-            new MailroomError('unavailable', REQUEST_DEADLINE_PASSED, {
-              retryAfterSeconds: RETRY_AFTER_SECONDS,
-            }),
+            request.complete
+              ? new MailroomError('unavailable', REQUEST_DEADLINE_PASSED, {
+                  retryAfterSeconds: RETRY_AFTER_SECONDS,
+                })
+              : new HttpError(408, BODY_NOT_RECEIVED),
           ),
         deadlineMs,
       );
