@@ -12,6 +12,7 @@ import { createRecordStore } from '../records/record-store.ts';
 import { PENDING_BOUND_MS, sweepStuckPending } from '../records/sweeper.ts';
 import { IN_FLIGHT_COLLECTION, type InFlightEntry } from '../records/in-flight.ts';
 import { MAX_SCHEDULE_AHEAD_MS, parseSendAt } from './send-at.ts';
+import { createDailyQuotas } from './quotas/daily-quota.ts';
 
 /**
  * The scheduled-send core without Temporal: `schedule` now, `sendDue` as the
@@ -87,6 +88,35 @@ describe('scheduled sends: what is decided at send time', () => {
     assert.deepEqual(await core.email.scheduled.sendDue(scheduled.email_id), result);
     assert.equal(fetches, 1);
     assert.equal(core.fake.received.length, 1);
+  });
+
+  it('counts against the daily limit when sent, not when scheduled; over it then, fails saying so', async () => {
+    const company = { ...caller, companyId: randomUUID() };
+    await createDailyQuotas(core.database.db).setLimit(company.companyId, 1);
+    const as = authenticatedAs(company);
+    const first = await core.email.scheduled.schedule(
+      invoiceBody({ to: 'q1@example.com', send_at: inMs(60_000) }),
+      as,
+    );
+    const second = await core.email.scheduled.schedule(
+      invoiceBody({ to: 'q2@example.com', send_at: inMs(60_000) }),
+      as,
+    );
+    assert.equal((await core.email.quotaOf(company.companyId)).used_today, 0);
+    assert.equal((await core.email.scheduled.sendDue(first.email_id)).status, 'sent');
+    assert.equal((await core.email.quotaOf(company.companyId)).used_today, 1);
+    const over = await core.email.scheduled.sendDue(second.email_id);
+    assert.deepEqual(over, {
+      emailId: second.email_id,
+      status: 'failed',
+      error: 'daily sending limit reached.',
+    });
+    assert.equal(core.fake.received.length, 1);
+    const record = await emails().findOne({ _id: second.email_id });
+    assert.equal(statusOf(record!), 'failed');
+    // A retry of the sent one (a replay of its step) does not count again.
+    await core.email.scheduled.sendDue(first.email_id);
+    assert.equal((await core.email.quotaOf(company.companyId)).used_today, 1);
   });
 
   it('checks suppressions when the email is sent: an address suppressed meanwhile gets nothing', async () => {

@@ -94,13 +94,15 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     checking.catch(() => undefined); // awaited in prepareMessage; never an unhandled rejection
     const attemptId = randomUUID();
     let prepared: Awaited<ReturnType<typeof prepareMessage>>;
-    // The company's daily limit counts a send once, when its record is made.
+    // The company's daily limit counts a send once: when its record is made, or
+    // for a scheduled send (its record made when scheduled), at its first attempt.
     let giveBack: (() => Promise<void>) | undefined;
     /** The record as this attempt inserted it (a new record only). */
     let inserted: EmailRecord | undefined;
     try {
       prepared = await prepareMessage(requested, claimed, checking);
-      const countsAgainst = claimed.isNew && !test ? identity.companyId : undefined;
+      const counts = claimed.isNew || (claimed.record.send_at !== undefined && !claimed.record.attempt_id);
+      const countsAgainst = counts && !test ? identity.companyId : undefined;
       if (countsAgainst !== undefined) giveBack = await deps.quotas.take(countsAgainst);
       const { record, narrowed } = prepared;
       // Marked before the provider hears of it (see the top of this file).
