@@ -94,6 +94,12 @@ export interface Principal {
    * trusted headers, a workflow acting for its trigger).
    */
   boundOrganizationId?: string | undefined;
+  /**
+   * The company (a lower-cased UUID) of the API key that proved the caller:
+   * what it sends belongs to that company whatever headers it left out.
+   * Undefined without a key (trusted headers, workflows).
+   */
+  keyCompanyId?: string | undefined;
   /** Authenticated by a test-mode key (or a run it started): sends never reach a provider. */
   test?: boolean | undefined;
 }

@@ -129,6 +129,7 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
       clientIp,
       scopes: key.scopes,
       boundOrganizationId,
+      keyCompanyId: companyId,
       ...(key.test ? { test: true } : {}),
     };
     return next();

@@ -35,7 +35,24 @@ export function assertWellFormed(caller: Caller): Identity {
 export function authorizeSend(principal: Principal, requiresAuth: boolean): Identity {
   const identity = assertWellFormed(principal.caller);
   if (requiresAuth && !(principal.authenticated && isComplete(identity))) throw unauthorized();
-  return identity;
+  return ownedByKey(principal, identity);
+}
+
+/**
+ * What a key sends belongs to the key's company (and to its organization,
+ * for a key bound to one), headers or not: a signup template needs no
+ * headers, and a keyed send without `X-Company-Id` would otherwise be
+ * recorded without an owner, readable by anyone naming its `X-User-Id` and
+ * outside the company's quota and suppression list. Headers that were sent
+ * already match the key (api/middleware/authenticate.ts).
+ */
+function ownedByKey(principal: Principal, identity: Identity): Identity {
+  if (principal.keyCompanyId === undefined) return identity;
+  return {
+    ...identity,
+    companyId: identity.companyId ?? principal.keyCompanyId,
+    organizationId: identity.organizationId ?? principal.boundOrganizationId,
+  };
 }
 
 /** The status endpoint needs a UUID `X-User-Id`. */
