@@ -136,7 +136,14 @@ export function firstProblem(errors: readonly ErrorObject[]): Problem {
 function describeError(err: ErrorObject): string {
   switch (err.keyword) {
     case 'anyOf': {
-      const forms = (err.parentSchema as { description?: unknown } | undefined)?.description;
+      const parent = err.parentSchema as { description?: unknown; anyOf?: unknown } | undefined;
+      // A union of literals (an enum written as one) names its values.
+      const values = Array.isArray(parent?.anyOf)
+        ? (parent.anyOf as Array<{ const?: unknown }>).map((form) => form.const)
+        : [];
+      if (values.length > 0 && values.every((v) => typeof v === 'string' || typeof v === 'number'))
+        return `must be one of: ${values.join(', ')}`;
+      const forms = parent?.description;
       return typeof forms === 'string' ? `expected ${forms}` : 'is not one of the accepted forms';
     }
     case 'enum':
@@ -189,11 +196,15 @@ export function fieldPath(instancePath: string, extra?: string): string {
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** CR, LF and other control characters have no business in ids. */
+/**
+ * CR, LF and the other control characters (C0, DEL and C1, NEL among them)
+ * and the Unicode line and paragraph separators have no business in ids or
+ * in anything that becomes a header.
+ */
 export function hasControlCharacters(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);
-    if (code < 0x20 || code === 0x7f) return true;
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) return true;
   }
   return false;
 }

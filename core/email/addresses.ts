@@ -21,9 +21,12 @@ const emailFormat = ajv.compile<string>({ type: 'string', format: 'email' });
 
 /** RFC 5321 caps a path at 254 characters. */
 export const MAX_ADDRESS_LENGTH = 254;
-/** CR, LF and the other control characters: never allowed in a header value (header injection). */
+/**
+ * CR, LF and the other control characters (C0, DEL, C1) and the Unicode line
+ * and paragraph separators: never allowed in a header value (header injection).
+ */
 // eslint-disable-next-line no-control-regex
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 export function isValidAddress(email: string): boolean {
   return email.length <= MAX_ADDRESS_LENGTH && !CONTROL_CHARS.test(email) && emailFormat(email);

@@ -126,7 +126,8 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
   if (isBlank(raw['template_id'])) throw fail(msg.missingRequiredFields(['template_id']));
   const body: SendBody = parse(SendBodySchema, raw, msg.describeBodyProblem);
 
-  if (body.subject.length > SUBJECT_MAX_LENGTH) throw fail(msg.SUBJECT_TOO_LONG);
+  // Characters as a reader counts them (code points), not UTF-16 units: 200 emoji fit.
+  if (longerThan(body.subject, SUBJECT_MAX_LENGTH)) throw fail(msg.SUBJECT_TOO_LONG);
   if (/[\r\n]/.test(body.subject)) throw fail(msg.SUBJECT_LINE_BREAK);
   // Header-bound: the subject and the tags (SendGrid categories) reach the
   // message's headers; names, addresses and attachment fields are checked below.
@@ -173,4 +174,20 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
     trackClicks: body.track_clicks ?? true,
     trackOpens: body.track_opens ?? true,
   };
+}
+
+/** Whether `text` has more than `max` code points; stops counting there. */
+function longerThan(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one character.
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    if (++count > max) return true;
+  }
+  return false;
 }

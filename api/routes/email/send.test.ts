@@ -129,6 +129,13 @@ describe('POST /api/email/send', () => {
       assert.deepEqual(app.fake.accepted[0]!.body.personalizations[0]!.cc, [{ email: 'y@example.com' }]);
     });
 
+    it('counts the subject in characters: 200 emoji (400 UTF-16 units) are sent', async () => {
+      const subject = '\u{1F600}'.repeat(200);
+      const res = await app.post('/api/email/send', invoiceBody({ subject }));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(app.fake.accepted[0]!.body.subject, subject);
+    });
+
     it('sends tags as SendGrid categories', async () => {
       const res = await app.post('/api/email/send', invoiceBody({ tags: ['billing', 'monthly'] }));
       assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -309,6 +316,21 @@ describe('POST /api/email/send', () => {
         'email subject must not contain control characters.',
       ],
       [
+        'NEL (a C1 control) in subject',
+        invoiceBody({ subject: 'Invoice\u0085Bcc: evil@example.com' }),
+        'email subject must not contain control characters.',
+      ],
+      [
+        'a Unicode line separator in subject',
+        invoiceBody({ subject: 'Invoice\u2028Bcc: evil@example.com' }),
+        'email subject must not contain control characters.',
+      ],
+      [
+        'NEL in a display name',
+        invoiceBody({ to: { email: 'a@example.com', name: 'A\u0085B' } }),
+        'invalid email address provided.',
+      ],
+      [
         'control character in a tag (a SendGrid category)',
         invoiceBody({ tags: ['billing', 'q\u0000'] }),
         'tags must not contain control characters.',
@@ -338,6 +360,11 @@ describe('POST /api/email/send', () => {
       [
         'subject over 200',
         invoiceBody({ subject: 'x'.repeat(201) }),
+        'email subject exceeds maximum length of 200 characters.',
+      ],
+      [
+        'subject of 201 characters outside the BMP',
+        invoiceBody({ subject: '\u{1F600}'.repeat(201) }),
         'email subject exceeds maximum length of 200 characters.',
       ],
       [
