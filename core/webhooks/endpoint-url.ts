@@ -36,12 +36,20 @@ export async function endpointUrlProblem(
   return refused === undefined ? undefined : 'url must not point to a private or reserved address';
 }
 
+/**
+ * IPv4-compatible IPv6 addresses (`::a.b.c.d`, deprecated by RFC 4291):
+ * ipaddr.js calls them unicast, though they carry an IPv4 address that a
+ * stack or a tunnel may route to. Never public.
+ */
+export const IPV4_COMPATIBLE = '::/96';
+
 /** A public unicast address, or one the operator allowed (an address or a CIDR). */
 export function isPublic(address: string, allowed: readonly string[]): boolean {
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   if (allowed.some((entry) => matches(parsed, entry))) return true;
+  if (matches(parsed, IPV4_COMPATIBLE)) return false;
   return parsed.range() === 'unicast';
 }
 

@@ -55,6 +55,9 @@ describe('endpoint URLs', () => {
       'http://169.254.169.254/',
       'http://[fd00::1]/',
       'http://[::ffff:127.0.0.1]/',
+      // IPv4-compatible (deprecated), which ipaddr.js calls unicast.
+      'http://[::127.0.0.1]/',
+      'http://[::a9fe:a9fe]/',
     ])
       assert.equal(
         await endpointUrlProblem(url, []),
