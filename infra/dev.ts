@@ -173,9 +173,12 @@ async function main(): Promise<void> {
 
 /** Says which auth mode runs, and prints a key for trying AUTH_MODE=api-key. */
 async function announceDevKey(childEnv: NodeJS.ProcessEnv): Promise<void> {
+  const mode = childEnv['AUTH_MODE'];
   say(
     'dev',
-    `AUTH_MODE=${childEnv['AUTH_MODE']}: identity headers are believed as sent (never expose this port)`,
+    mode === 'trusted-headers'
+      ? `AUTH_MODE=${mode}: identity headers are believed as sent (never expose this port)`
+      : `AUTH_MODE=${mode}: every protected route needs Authorization: Bearer <key>`,
   );
   try {
     const made = await devKey(childEnv['MONGODB_URI']!, join(DATA, 'dev-key.json'));
