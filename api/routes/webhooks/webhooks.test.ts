@@ -12,6 +12,7 @@ import { Webhook } from 'standardwebhooks';
 import { invoiceBody } from '../../../test/support/sample-emails.ts';
 import { WebhookReceiver } from '../../../test/support/webhook-receiver.ts';
 import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
+import { EVENT_TYPES } from '../../../core/webhooks/webhook-events.ts';
 
 const h = new WorkflowHarness();
 const receiver = new WebhookReceiver();
@@ -95,6 +96,14 @@ describe('endpoints', () => {
       assert.equal(res.body['success'], false);
       assert.equal(typeof res.body['error'], 'string');
     }
+    const unknownEvent = await h.request('POST', '/api/webhooks', {
+      url: receiver.url,
+      events: ['email.nope'],
+    });
+    assert.equal(
+      unknownEvent.body['error'],
+      `invalid field events[0]: must be one of: ${EVENT_TYPES.join(', ')}.`,
+    );
   });
 });
 
