@@ -53,8 +53,8 @@ function queryOf(ctx: Context, schema: TObject | undefined): Record<string, unkn
 function headersOf(ctx: Context, schema: TObject | undefined): Record<string, unknown> {
   const headers: Record<string, unknown> = {};
   for (const name of Object.keys(schema?.properties ?? {})) {
-    const value = ctx.get(name);
-    if (value) headers[name] = value;
+    // Sent empty is not absent: an empty `Idempotency-Key` is a broken client, told so.
+    if (ctx.req.headers[name] !== undefined) headers[name] = ctx.get(name);
   }
   return headers;
 }

@@ -144,6 +144,14 @@ describe('Idempotency-Key on send and bulk', () => {
       success: false,
       error: 'Idempotency-Key must be 1 to 255 printable characters.',
     });
+    // Sent, but empty: not the same as no key (the send would go out unprotected).
+    const empty = await app.post('/api/email/send', invoiceBody(), keyed(''));
+    assert.equal(empty.status, 400);
+    assert.deepEqual(empty.body, {
+      success: false,
+      error: 'Idempotency-Key must be 1 to 255 printable characters.',
+    });
+    assert.equal(app.fake.received.length, 0);
     const anonymous = await app.post(
       '/api/email/send',
       {
