@@ -226,6 +226,8 @@ const sendResultFields = {
   message: Type.String(),
   /** Recipients left out because they are on the company's suppression list (absent when none). */
   suppressed: Type.Optional(Type.Array(SkippedRecipientSchema)),
+  /** A test-mode send (a test key's): recorded and tracked, never handed to a provider. Absent for live sends. */
+  test: Type.Optional(Type.Literal(true)),
 };
 
 /** What a send returns (HTTP: the 200 body less `success`). */
@@ -293,6 +295,8 @@ export const EmailStatusSchema = Type.Object({
   /** A scheduled email's time (UTC), and `error: cancelled` once cancelled (then `failed`). */
   send_at: Type.Optional(Type.String({ format: 'date-time' })),
   error: Type.Optional(Type.Literal('cancelled')),
+  /** A test-mode email (sent with a test key): never handed to a provider. Absent for live ones. */
+  test: Type.Optional(Type.Literal(true)),
 });
 export type EmailStatus = Static<typeof EmailStatusSchema>;
 

@@ -67,12 +67,21 @@ describe('test-mode keys', () => {
       const data = seen.body['data'] as Record<string, unknown>;
       assert.equal(data['status'], status, to);
       assert.equal(data['provider'], 'test');
+      // Marked in both answers; a live send's answers carry no such field.
+      assert.equal(res.body['test'], true, to);
+      assert.equal(data['test'], true, to);
     }
+    const live = await key(false);
+    const liveSend = await sendTo('someone@example.com', live);
+    assert.equal(liveSend.status, 200);
+    assert.equal('test' in liveSend.body, false);
+    const liveStatus = await statusOf(String(liveSend.body['email_id']), live);
+    assert.equal('test' in (liveStatus.body['data'] as Record<string, unknown>), false);
     // Answered as a live provider's rejection is: 500 with the provider's words.
     const rejected = await sendTo('rejected@example.com', test);
     assert.equal(rejected.status, 500);
     assert.match(String(rejected.body['error']), /test mode: rejected@ address/);
-    assert.equal(app.fake.received.length, 0, 'nothing reached the provider');
+    assert.equal(app.fake.received.length, 1, 'only the live send reached the provider');
   });
 
   it('test and live data are apart: each key sees its own mode only', async () => {

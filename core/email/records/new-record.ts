@@ -7,12 +7,18 @@ import { newViewKey } from '../tracking/view-key.ts';
 
 /** What a send writes first and answers last: its new record, and the answer once accepted. */
 
-/** The answer of a send the provider accepted. */
-export const answer = (emailId: string, providerId: string, skipped: SkippedRecipient[]): SendResult => ({
+/** The answer of a send the provider accepted (a test-mode send says so: `test: true`). */
+export const answer = (
+  emailId: string,
+  providerId: string,
+  skipped: SkippedRecipient[],
+  test: boolean,
+): SendResult => ({
   email_id: emailId,
   provider_id: providerId,
   message: SENT_MESSAGE,
   ...(skipped.length ? { suppressed: skipped } : {}),
+  ...(test ? { test: true as const } : {}),
 });
 
 /** The record's recipient fields for the recipients a send actually goes to. */

@@ -19,5 +19,6 @@ export function toStatus(record: EmailRecord): EmailStatus {
     // A scheduled email says when, and that it was cancelled (core/email/send/scheduled-sends.ts).
     ...(record.send_at ? { send_at: record.send_at.toISOString() } : {}),
     ...(record.error_kind === 'cancelled' ? { error: 'cancelled' as const } : {}),
+    ...(record.test === true ? { test: true as const } : {}),
   };
 }

@@ -54,7 +54,7 @@ export interface SendClaimDeps {
 export function createSendClaim({ records, keys, logger }: SendClaimDeps) {
   /** The answer for a record the provider already accepted (idempotent replay). */
   const resultOf = (record: EmailRecord): SendResult =>
-    answer(record.email_id, record.provider_id ?? '', record.suppressed ?? []);
+    answer(record.email_id, record.provider_id ?? '', record.suppressed ?? [], record.test === true);
 
   /** A record that is no longer pending answers every later attempt of its key. */
   function finished(record: EmailRecord): { done: SendResult } | undefined {

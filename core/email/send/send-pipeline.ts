@@ -191,7 +191,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       recordSentLater(record.email_id, providerId, sentBy);
     }
     if (test) await playTestEvents(record, input.to[0]?.email ?? '');
-    return answer(record.email_id, providerId, skipped);
+    return answer(record.email_id, providerId, skipped, record.test === true);
   }
 
   /** What a real provider's events would do next, for a test send (test-mode.ts): on test data only. */
