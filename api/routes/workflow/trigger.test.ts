@@ -298,7 +298,11 @@ describe('POST /api/workflow/:workflowName', () => {
       });
       assert.equal(res.status, 500);
       assert.equal(res.body['success'], false);
-      assert.match(String(res.body['error']), /^failed to start workflow: .+/);
+      // The gRPC error under the SDK's "Failed to start Workflow" wrapper.
+      assert.match(
+        String(res.body['error']),
+        /^failed to start workflow: 14 UNAVAILABLE: .*ECONNREFUSED 127\.0\.0\.1:1\b/,
+      );
     } finally {
       await server.close();
       await connection.close().catch(() => undefined);
