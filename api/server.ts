@@ -113,8 +113,11 @@ async function main(): Promise<void> {
     );
   if (config.signup.linkOrigins.length === 0)
     logger.warn(
-      'SIGNUP_LINK_ORIGINS is not set: unauthenticated signup sends (password-reset, welcome, verification) are refused, ' +
-        "as their links may point at no origin. Set it to your application's origins (e.g. https://app.example.com); sends with a key are not affected.",
+      config.authMode === 'trusted-headers'
+        ? 'SIGNUP_LINK_ORIGINS is not set: the links of unauthenticated signup sends (password-reset, welcome, verification) ' +
+            "may point at any http(s) origin but the click redirect. Set it to your application's origins (e.g. https://app.example.com)."
+        : 'SIGNUP_LINK_ORIGINS is not set: unauthenticated signup sends (password-reset, welcome, verification) are refused, ' +
+            "as their links may point at no origin. Set it to your application's origins (e.g. https://app.example.com); sends with a key are not affected.",
     );
   if (!config.sendgrid.apiKey)
     logger.warn('SENDGRID_API_KEY is not set: every send fails with "email service not configured."');

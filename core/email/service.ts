@@ -130,7 +130,12 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
 
   const limits = createSignupLimits(db, config.signup, logger);
   const signup: SignupPolicy = {
-    linkOrigins: config.signup.linkOrigins,
+    // Unset allows no origin with API keys (anyone may call the anonymous
+    // path); behind a trusted proxy, which answers for its callers, any origin.
+    linkOrigins:
+      config.signup.linkOrigins.length === 0 && config.authMode === 'trusted-headers'
+        ? 'any'
+        : config.signup.linkOrigins,
     configured: { supportEmail: config.supportEmail },
   };
   const requests = createRequestIdempotency(db, records, logger);

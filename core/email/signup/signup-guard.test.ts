@@ -319,3 +319,33 @@ describe('unauthenticated signup links: the gateway’s origin listed in SIGNUP_
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
   });
 });
+
+describe('unauthenticated signup links behind a trusted proxy, SIGNUP_LINK_ORIGINS unset', () => {
+  const app = useEmailApp({ env: { AUTH_MODE: 'trusted-headers', SIGNUP_LINK_ORIGINS: '' } });
+
+  it('may point at any http(s) origin, as the interface lets signup templates go without authentication', async () => {
+    const res = await app.post(
+      '/api/email/send',
+      signupBody('password-reset', { RESET_URL: 'https://anywhere.example/reset?token=1' }),
+      anonymous,
+    );
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(app.fake.accepted.length, 1);
+  });
+
+  it('never into the click redirect, and still narrowed (one recipient)', async () => {
+    const redirect = await app.post(
+      '/api/email/send',
+      signupBody('password-reset', { RESET_URL: 'http://mailroom.test/api/email/click/abc.def' }),
+      anonymous,
+    );
+    assert.equal(redirect.status, 400, JSON.stringify(redirect.body));
+    const two = await app.post(
+      '/api/email/send',
+      signupBody('password-reset', {}, { to: ['a@example.com', 'b@example.com'] }),
+      anonymous,
+    );
+    assert.equal(two.status, 400, JSON.stringify(two.body));
+    assert.equal(app.fake.accepted.length, 0);
+  });
+});

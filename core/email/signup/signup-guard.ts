@@ -31,8 +31,12 @@ import type { NormalizedSend } from '../validate.ts';
  */
 
 export interface SignupPolicy {
-  /** Origins the links may point at (SIGNUP_LINK_ORIGINS); empty: none, so no signup send. */
-  linkOrigins: readonly string[];
+  /**
+   * Origins the links may point at (SIGNUP_LINK_ORIGINS); empty: none, so no
+   * signup send; `any`: every http(s) origin (trusted-headers mode with the
+   * list unset: the proxy in front answers for who may call).
+   */
+  linkOrigins: readonly string[] | 'any';
   /** The values `config` variables stand for. */
   configured: Readonly<Record<ConfiguredValue, string>>;
 }
@@ -91,10 +95,10 @@ export function narrowSignupSend(
 }
 
 /** `value` is a link validate.ts already made canonical (templates/links.ts). */
-function checkSignupLink(variable: string, value: string, origins: readonly string[]): void {
-  if (origins.length === 0) throw fail(SIGNUP_LINKS_NOT_CONFIGURED);
+function checkSignupLink(variable: string, value: string, origins: SignupPolicy['linkOrigins']): void {
+  if (origins !== 'any' && origins.length === 0) throw fail(SIGNUP_LINKS_NOT_CONFIGURED);
   const url = new URL(value);
-  if (!origins.includes(url.origin)) throw fail(linkOriginNotAllowed(variable));
+  if (origins !== 'any' && !origins.includes(url.origin)) throw fail(linkOriginNotAllowed(variable));
   if (intoClickRedirect(url)) throw fail(linkToRedirect(variable));
 }
 
