@@ -136,13 +136,15 @@ export class FakeSendGrid {
           const dropped = answer === 'accept-then-drop';
           const status = answer === 'network-error' ? 0 : dropped ? 202 : answer;
           const messageId = status === 202 ? randomUUID().replace(/-/g, '').slice(0, 22) : undefined;
-          this.received.push({
+          // This request's own entry: others may be counted while it is held below.
+          const mail: ReceivedMail = {
             headers: req.headers,
             body,
             messageId,
             status,
             ...(dropped ? { dropped } : {}),
-          });
+          };
+          this.received.push(mail);
           this.waiters.splice(0).forEach((w) => w());
           // Held after it is counted: a test that waited for the request knows it is in flight.
           const holdMs = this.delayMs + (chosen?.delayMs ?? 0);
@@ -153,12 +155,12 @@ export class FakeSendGrid {
             return;
           }
           if (dropped) {
-            this.onAccepted?.(this.received[this.received.length - 1]!);
+            this.onAccepted?.(mail);
             setTimeout(() => req.socket.destroy(), this.dropDelayMs);
             return;
           }
           if (status === 202) {
-            this.onAccepted?.(this.received[this.received.length - 1]!);
+            this.onAccepted?.(mail);
             res.writeHead(202, { 'x-message-id': messageId });
             res.end();
             return;

@@ -5,12 +5,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowHarness } from '../test/support/workflow-harness.ts';
 import { until } from '../test/support/until.ts';
 import { behaviourOf, startMailSink, type MailSink } from './mail-sink.ts';
+
+/**
+ * How long `slow@…` holds a message here: long enough for other sends to
+ * arrive through the gateway while one is held, on a loaded machine too.
+ */
+const SLOW_MS = 1500;
 
 const h = new WorkflowHarness();
 const lines: string[] = [];
@@ -19,7 +25,7 @@ let dir: string;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mailroom-sink-'));
-  sink = await startMailSink({ dir, log: (line) => lines.push(line), slowMs: 300 });
+  sink = await startMailSink({ dir, log: (line) => lines.push(line), slowMs: SLOW_MS });
   await h.start({
     SENDGRID_BASE_URL: sink.url,
     AUTH_MODE: 'trusted-headers',
@@ -99,8 +105,49 @@ describe('dev mail sink behaviours', () => {
   it('slow: holds the message, then accepts it', async () => {
     const res = await send('slow+1@example.com');
     assert.equal(res.status, 200);
-    assert.ok(lines.includes('slow+1@example.com: slow, holding it 0.3 s'));
+    assert.ok(lines.includes(`slow+1@example.com: slow, holding it ${SLOW_MS / 1000} s`));
     assert.ok((await readdir(dir)).some((f) => /-slow_1@example\.com-[0-9a-f]+\.html$/.test(f)));
+  });
+
+  it('slow: every held message is saved, also when others arrive while it is held', async () => {
+    // The audit's case: two held at once, then a third accepted while they are held.
+    let slowAnswered = 0;
+    const slow = ['slow+2@example.com', 'slow+3@example.com'].map((to) =>
+      send(to).finally(() => slowAnswered++),
+    );
+    await until('both slow messages to be held', () =>
+      Promise.resolve(
+        lines.includes(`slow+2@example.com: slow, holding it ${SLOW_MS / 1000} s`) &&
+          lines.includes(`slow+3@example.com: slow, holding it ${SLOW_MS / 1000} s`),
+      ),
+    );
+    const during = await send('during@example.com');
+    assert.equal(during.status, 200);
+    assert.equal(slowAnswered, 0, 'during@ was answered while both slow messages were held');
+    // Held messages are not in the inbox before their answer.
+    assert.deepEqual(
+      (await savedMessages()).filter((m) => m.to?.startsWith('slow+') && m.to !== 'slow+1@example.com'),
+      [],
+    );
+    const answers = new Map([
+      ['slow+2@example.com', await slow[0]!],
+      ['slow+3@example.com', await slow[1]!],
+      ['during@example.com', during],
+    ]);
+
+    const saved = await savedMessages();
+    for (const [to, res] of answers) {
+      assert.equal(res.status, 200);
+      const mine = saved.filter((m) => m.to === to);
+      assert.equal(mine.length, 1, `${to} saved once`);
+      // Saved as itself: with the X-Message-Id its own send was answered with.
+      assert.ok(res.body['provider_id']);
+      assert.equal(mine[0]!.messageId, res.body['provider_id'], `${to} saved with its own message id`);
+    }
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('could not save')),
+      [],
+    );
   });
 
   it('bounce: accepts, then reports a bounce through the webhook and the record ends bounced', async () => {
@@ -123,3 +170,17 @@ describe('dev mail sink behaviours', () => {
     assert.equal(status, 'bounced');
   });
 });
+
+/** What the sink saved so far (the .json files the dev inbox lists). */
+async function savedMessages(): Promise<Array<{ to: string | undefined; messageId: unknown }>> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.json'));
+  return Promise.all(
+    files.map(async (f) => {
+      const stored = JSON.parse(await readFile(join(dir, f), 'utf8')) as {
+        messageId?: unknown;
+        personalizations: Array<{ to: Array<{ email: string }> }>;
+      };
+      return { to: stored.personalizations[0]?.to[0]?.email, messageId: stored.messageId };
+    }),
+  );
+}
