@@ -18,8 +18,8 @@ interface Declared {
  * handler; a problem is 400 in the route's words.
  *
  * A query field sent twice counts once, its first value (unless its schema
- * is an array). A header is read only if declared; an empty one counts as
- * absent (as an empty `Idempotency-Key` always did).
+ * is an array). A header is read only if declared; one sent empty is
+ * checked as the empty string (an empty `Idempotency-Key` is 400, not "no key").
  *
  * A body is checked here only when its route says so (`body.validate`);
  * the others are the core's to check, after it has authorised the caller.

@@ -1,3 +1,5 @@
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { STATUS_RANK } from '../../../core/email/records/record.ts';
@@ -171,5 +173,19 @@ describe('POST /api/email/bulk', () => {
     );
     assert.equal(bad.status, 401);
     assert.deepEqual(bad.body, { success: false, error: 'unauthorized' });
+  });
+
+  it('auth: without the identity headers, 401 before the body is read (it never comes here)', async () => {
+    const { port } = new URL(app.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+    socket.write(
+      'POST /api/email/bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+    );
+    const started = Date.now();
+    while (!answer.includes('\r\n\r\n') && Date.now() - started < 5000) await sleep(20);
+    socket.destroy();
+    assert.match(answer, /^HTTP\/1\.1 401 /, answer);
   });
 });

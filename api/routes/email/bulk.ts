@@ -15,13 +15,17 @@ export const bulkRoute = defineRoute({
   operationId: 'sendBulkEmail',
   summary: 'Send up to 100 emails in batches of 50',
   ...sendRequest(BulkBodySchema),
-  auth: { scope: 'email:send' },
+  auth: { scope: 'email:send', completeIdentity: true },
   responses: {
     200: { description: 'One result per item, in request order.', schema: BulkResponseSchema },
     400: failure('Invalid envelope.'),
     401: failure('No valid API key, or not all three identity headers (also for signup templates).'),
     403: failure('The API key lacks the email:send scope.'),
     ...IDEMPOTENCY_FAILURES,
+    429: failure(
+      "Every item was refused for the company's daily sending limit (`Retry-After`: seconds to UTC midnight); " +
+        'a bulk with room for some items answers 200 with the others refused per item.',
+    ),
   },
   async handler(ctx, deps) {
     const { principal } = ctx.state;

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import type { Scope } from '../../../core/identity.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 import { exposition } from '../../../core/metrics.ts';
+import { createDailyQuotas } from '../../../core/email/send/quotas/daily-quota.ts';
 
 const run = promisify(execFile);
 
@@ -53,6 +54,27 @@ describe('daily sending limit', () => {
 
   const send = (auth: Record<string, string>) =>
     app.post('/api/email/send', invoiceBody({ to: `c-${randomUUID()}@example.com` }), auth);
+
+  it('a bulk with room for some items sends those; one with room for none is 429 with Retry-After', async () => {
+    const { company, auth } = await companyWith(['email:send']);
+    await createDailyQuotas(app.database.db).setLimit(company, 1);
+    const items = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        id: `i${i}`,
+        ...invoiceBody({ to: `b${i}-${randomUUID()}@example.com` }),
+      }));
+    const partly = await app.post('/api/email/bulk', { emails: items(2), batchDelay: 0 }, auth);
+    assert.equal(partly.status, 200, JSON.stringify(partly.body));
+    assert.deepEqual([partly.body['sent'], partly.body['failed']], [1, 1]);
+    const refused = (partly.body['results'] as Array<Record<string, unknown>>).find((r) => !r['success']);
+    assert.equal(refused?.['error'], 'daily sending limit reached.');
+
+    const none = await app.post('/api/email/bulk', { emails: items(2), batchDelay: 0 }, auth);
+    assert.equal(none.status, 429, JSON.stringify(none.body));
+    assert.deepEqual(none.body, { success: false, error: 'daily sending limit reached.' });
+    assert.ok(Number(none.headers.get('retry-after')) > 0);
+    assert.equal(app.fake.accepted.length, 1);
+  });
 
   it('without a limit: sends are not limited and the quota says so', async () => {
     const { auth } = await companyWith(['email:send']);

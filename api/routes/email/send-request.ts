@@ -58,7 +58,7 @@ export const IDEMPOTENCY_FAILURES = {
 
 /**
  * Runs a send or a bulk, once per `Idempotency-Key` when the request carries
- * one (an empty header counts as none): a repeat gets the first answer again,
+ * one (an empty one was refused by validation): a repeat gets the first answer again,
  * marked `Idempotent-Replayed: true`.
  */
 export async function answerOnce<T>(

@@ -6,6 +6,7 @@ import type { Principal } from '../../identity.ts';
 import { isPlainObject, parse } from '../../validation.ts';
 import {
   BODY_NOT_OBJECT,
+  DAILY_LIMIT_REACHED,
   TOO_MANY_EMAILS,
   describeBodyProblem,
   invalidField,
@@ -69,6 +70,8 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principa
   const sleep = deps.sleep ?? defaultSleep;
   const delay = body.batchDelay ?? BULK_DELAY_DEFAULT_MS;
 
+  /** Items refused for the company's daily limit, and the longest wait any was told. */
+  const overLimit = { items: 0, retryAfterSeconds: 0 };
   const sendItem = async (item: unknown): Promise<BulkItemResult> => {
     const rawId = isPlainObject(item) ? item['id'] : undefined;
     const id = typeof rawId === 'string' ? rawId : undefined;
@@ -88,6 +91,10 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principa
       });
     } catch (err) {
       if (!isMailroomError(err)) deps.logger.error({ err }, 'bulk item failed unexpectedly');
+      else if (err.message === DAILY_LIMIT_REACHED) {
+        overLimit.items++;
+        overLimit.retryAfterSeconds = Math.max(overLimit.retryAfterSeconds, err.retryAfterSeconds ?? 0);
+      }
       return withId({ success: false, error: isMailroomError(err) ? err.message : 'internal error' });
     }
   };
@@ -103,6 +110,11 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principa
       )),
     );
   }
+  // Every item refused for the daily limit: the bulk as a whole is over it (429, Retry-After).
+  if (overLimit.items === results.length)
+    throw new MailroomError('rate_limited', DAILY_LIMIT_REACHED, {
+      retryAfterSeconds: overLimit.retryAfterSeconds,
+    });
   const sent = results.filter((r) => r.success).length;
   return {
     success: sent === results.length,
