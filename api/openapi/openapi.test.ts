@@ -94,6 +94,16 @@ describe('the OpenAPI document', () => {
       document.components.schemas['SendEmailRequest'],
       JSON.parse(JSON.stringify(SendBodySchema)),
     );
+    // Bulk items are send bodies with an `id`: every field of a send, send_at included, is shown.
+    const bulkSchema =
+      document.paths['/api/email/bulk']!['post']!.requestBody!.content['application/json']!.schema;
+    const bulkRef = bulkSchema['$ref'];
+    const bulk = (
+      typeof bulkRef === 'string' ? document.components.schemas[bulkRef.split('/').at(-1)!] : bulkSchema
+    ) as { properties: { emails: { items: { properties: Record<string, unknown> }; maxItems: number } } };
+    const itemFields = Object.keys(bulk.properties.emails.items.properties);
+    assert.deepEqual(itemFields.sort(), ['id', ...Object.keys(SendBodySchema.properties)].sort());
+    assert.equal(bulk.properties.emails.maxItems, 100);
     for (const def of workflows) {
       const trigger = document.paths[`/api/workflow/${def.name}`]!['post']!;
       const ref = trigger.requestBody!.content['application/json']!.schema['$ref'] as string;

@@ -139,6 +139,29 @@ export const BulkBodySchema = Type.Object(
 );
 export type BulkBody = Static<typeof BulkBodySchema>;
 
+/**
+ * POST /api/email/bulk as the API reference shows it: each item a send body
+ * (send_at included) with an optional `id` echoed in its result. The gateway
+ * checks the envelope with BulkBodySchema and each item with SendBodySchema
+ * on its own, so this states exactly those two checks together.
+ */
+export const BulkRequestSchema = Type.Object(
+  {
+    emails: Type.Array(
+      Type.Object(
+        {
+          id: Type.Optional(Type.String({ description: 'Echoed in this item’s result.' })),
+          ...sendFields,
+        },
+        strict,
+      ),
+      { minItems: 1, maxItems: MAX_BULK_EMAILS },
+    ),
+    batchDelay: BulkBodySchema.properties.batchDelay,
+  },
+  strict,
+);
+
 export const TRACK_EVENT_TYPES = ['delivered', 'opened', 'clicked'] as const;
 export type TrackEventType = (typeof TRACK_EVENT_TYPES)[number];
 

@@ -1,4 +1,4 @@
-import { BulkBodySchema, BulkResponseSchema } from '../../../core/email/email-schema.ts';
+import { BulkRequestSchema, BulkResponseSchema } from '../../../core/email/email-schema.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { startRunsFor } from './scheduled-runs.ts';
 import { IDEMPOTENCY_FAILURES, answerOnce, sendRequest } from './send-request.ts';
@@ -14,7 +14,7 @@ export const bulkRoute = defineRoute({
   path: '/api/email/bulk',
   operationId: 'sendBulkEmail',
   summary: 'Send up to 100 emails in batches of 50',
-  ...sendRequest(BulkBodySchema),
+  ...sendRequest(BulkRequestSchema),
   auth: { scope: 'email:send', completeIdentity: true },
   responses: {
     200: { description: 'One result per item, in request order.', schema: BulkResponseSchema },
