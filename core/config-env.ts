@@ -37,6 +37,7 @@ export const EnvSchema = Type.Object({
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
   LOGIN_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
   SUPPORT_EMAIL: Type.String({ format: 'email', default: 'support@mailroom.example.com' }),
+  ALLOWED_SENDERS: Type.Optional(Type.String()),
   ATTACHMENT_FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000 }),
   WORKFLOW_BUNDLE_PATH: Type.Optional(Type.String({ minLength: 1 })),
   /** How long the worker keeps retrying MongoDB and Temporal at start before it gives up. */

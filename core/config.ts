@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import proxyaddr from 'proxy-addr';
-import { firstProblem, httpOrigin, schemaErrors } from './validation.ts';
+import { firstProblem, httpOrigin, isSenderEntry, schemaErrors } from './validation.ts';
 import type { LOG_LEVELS } from './config-env.ts';
 import { EnvSchema, type AuthMode, type Env } from './config-env.ts';
 
@@ -40,6 +40,8 @@ export interface Config {
     maxPerSecond: Partial<Record<'sendgrid' | 'smtp', number>>;
   };
   emailFrom: string;
+  /** Domains or addresses every company may send as, besides EMAIL_FROM (core/email/send/senders/sender-policy.ts). */
+  allowedSenders: string[];
   blockedEmailDomains: string[];
   workerConcurrency: number;
   loginUrl: string;
@@ -178,6 +180,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       webhookAllowUnsigned: e.SENDGRID_WEBHOOK_ALLOW_UNSIGNED,
     },
     emailFrom: e.EMAIL_FROM,
+    allowedSenders: list(e.ALLOWED_SENDERS ?? '').map((value) => {
+      if (!isSenderEntry(value.toLowerCase()))
+        throw fail(
+          'ALLOWED_SENDERS',
+          'must be a comma list of domains (acme.com) or addresses (billing@acme.com)',
+        );
+      return value.toLowerCase();
+    }),
     blockedEmailDomains: list(e.BLOCKED_EMAIL_DOMAINS).map((d) => d.toLowerCase()),
     workerConcurrency: e.WORKER_CONCURRENCY,
     loginUrl: e.LOGIN_URL ?? `${publicBaseUrl}/login`,

@@ -234,3 +234,21 @@ export const idempotencyKeySchema = (description: string) =>
     pattern: '^[^\\u0000-\\u001f\\u007f]*$',
     description,
   });
+
+/** A sender allow-list entry as stored: `Billing@Example.COM ` → `billing@example.com`. */
+export function normalizeSenderEntry(entry: string): string {
+  return entry.trim().toLowerCase();
+}
+
+/**
+ * A sender allow-list entry (ALLOWED_SENDERS, `npm run keys -- senders`): a
+ * domain (labels of letters, digits and hyphens) or an address at one.
+ */
+export function isSenderEntry(entry: string): boolean {
+  const at = entry.lastIndexOf('@');
+  const domain = at === -1 ? entry : entry.slice(at + 1);
+  if (at === 0 || domain.length === 0 || domain.length > 253) return false;
+  return domain
+    .split('.')
+    .every((label) => label.length > 0 && label.length <= 63 && /^[a-z0-9-]+$/i.test(label));
+}

@@ -35,6 +35,9 @@ export const attachmentControlCharacters = (index: number) =>
 
 // Unauthenticated sends of the signup templates (core/email/signup-guard.ts).
 export const ONE_RECIPIENT_WITHOUT_AUTHENTICATION = 'unauthenticated sends take exactly one recipient in to.';
+/** A `from` no list allows (core/email/send/senders/sender-policy.ts). HTTP 403. */
+export const fromNotAllowed = (from: string): string =>
+  `from address not allowed for this company: ${from}. use the default sender, or an address or domain the operator allowed (ALLOWED_SENDERS, npm run keys -- senders).`;
 export const notWithoutAuthentication = (field: 'cc' | 'bcc' | 'attachments' | 'from' | 'reply_to') =>
   `${field} is not allowed without authentication.`;
 export const linkOriginNotAllowed = (variable: string) =>

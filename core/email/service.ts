@@ -32,7 +32,13 @@ import { createOpenBuffer, type FlushReport } from './tracking/index.ts';
 import { recordEvent } from './tracking/index.ts';
 import { looksLikeViewKey } from './tracking/index.ts';
 import { asksToSchedule, createScheduledSends } from './send/index.ts';
-import { BULK_RATE_WAIT_MS, captureToDevInbox, createDailyQuotas, createTestProvider } from './send/index.ts';
+import {
+  BULK_RATE_WAIT_MS,
+  captureToDevInbox,
+  createDailyQuotas,
+  createSenderPolicy,
+  createTestProvider,
+} from './send/index.ts';
 import { validateSendBody } from './validate.ts';
 import { createWebhookHandler } from './webhook.ts';
 import { createSuppressionStore } from './suppressions/index.ts';
@@ -91,6 +97,11 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
   });
   const customHtml = createHtmlRenderPool({ warm: deps.warmRenderThreads ?? false });
   const quotas = createDailyQuotas(db);
+  const senders = createSenderPolicy(db, {
+    defaultFrom: defaultSender(config).email,
+    allowed: config.allowedSenders,
+    openWhenUnlisted: config.authMode === 'trusted-headers',
+  });
   const deliver = createSendPipeline({
     records,
     keys,
@@ -161,6 +172,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       input = narrowSignupSend(input, signupTemplate, signup);
       await limits.consume(input.to[0]!.email, principal.clientIp);
     }
+    if (input.from) await senders.check(identity.companyId, input.from.email);
     const attachments = await resolveAttachments(input.attachments, fetcher);
     const test = principal.test === true;
     return deliver(input, attachments, identity, options.idempotencyKey, test, options.rateWaitMs);
@@ -172,6 +184,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     keys,
     customHtml,
     blockedDomains: config.blockedEmailDomains,
+    senders,
     send: (body, principal, options) => send(body, principal, options),
     logger,
   });

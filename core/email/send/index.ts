@@ -27,3 +27,5 @@ export { BULK_RATE_WAIT_MS } from './quotas/rate-gate.ts';
 export type { QuotaStatus } from './quotas/quota-schema.ts';
 export { QUOTA_USAGE, QuotaUsageError, runQuotaCommand } from './quotas/quota-command.ts';
 export { QuotaResponseSchema } from './quotas/quota-schema.ts';
+export { createSenderPolicy } from './senders/sender-policy.ts';
+export { SENDERS_USAGE, SendersUsageError, runSendersCommand } from './senders/senders-command.ts';

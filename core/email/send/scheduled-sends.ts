@@ -4,6 +4,7 @@ import { renderEmail } from '../../../templates/engine.ts';
 import { CUSTOM_TEMPLATE_ID } from '../../../templates/index.ts';
 import { MailroomError, isMailroomError } from '../../errors.ts';
 import { authenticatedAs, type Principal } from '../../identity.ts';
+import type { SenderPolicy } from './senders/sender-policy.ts';
 import type { Logger } from '../../logger.ts';
 import { isPlainObject } from '../../validation.ts';
 import { scheduledSendKey, type ScheduledSendResult } from '../../workflows/scheduled-send.ts';
@@ -75,6 +76,8 @@ export interface ScheduledSendsDeps {
   keys: StepSendKeys;
   customHtml: HtmlRenderPool;
   blockedDomains: readonly string[];
+  /** Which `from` a company may use (senders/sender-policy.ts): refused when scheduled, not at send time. */
+  senders: Pick<SenderPolicy, 'check'>;
   /** The email core's own send (service.ts): validation, attachments, the send pipeline. */
   send: (body: unknown, principal: Principal, options: { idempotencyKey: string }) => Promise<SendResult>;
   logger: Logger;
@@ -119,6 +122,7 @@ export function createScheduledSends(deps: ScheduledSendsDeps): ScheduledSendsAp
       const { send_at: rawSendAt, ...request } = body;
       const sendAt = parseSendAt(rawSendAt, new Date());
       const input = validateSendBody(request, deps.blockedDomains);
+      if (input.from) await deps.senders.check(identity.companyId, input.from.email);
       await checkRenders(input);
       const stored = JSON.stringify(request);
       if (stored.length > SCHEDULED_BODY_MAX_CHARS)
