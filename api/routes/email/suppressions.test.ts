@@ -100,6 +100,27 @@ describe('the suppression list', () => {
     assert.deepEqual(stored.suppressed, res.body['suppressed']);
   });
 
+  it('every to suppressed, cc left: the cc become the to; only bcc left: refused', async () => {
+    const skipped = unique('to');
+    const copy = unique('cc');
+    await suppress(skipped);
+    const res = await app.post('/api/email/send', invoiceBody({ to: skipped, cc: copy }));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body['suppressed'], [{ email: skipped, reason: 'manual' }]);
+    assert.deepEqual(deliveredTo(), [copy]);
+    assert.deepEqual(app.fake.received[0]!.body.personalizations[0]!.to, [{ email: copy }]);
+    const stored = await record(String(res.body['email_id']));
+    assert.equal(stored.recipient_email, copy);
+    assert.deepEqual(stored.recipients.cc, []);
+
+    app.fake.reset();
+    const hidden = unique('bcc');
+    const bccOnly = await app.post('/api/email/send', invoiceBody({ to: skipped, bcc: hidden }));
+    assert.equal(bccOnly.status, 400, JSON.stringify(bccOnly.body));
+    assert.match(String(bccOnly.body['error']), /^all to recipients are suppressed: /);
+    assert.equal(app.fake.received.length, 0);
+  });
+
   it('never lets one company’s list affect another company', async () => {
     const address = unique('shared');
     await suppress(address);

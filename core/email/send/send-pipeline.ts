@@ -225,7 +225,11 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     // A built-in template's links were tracked as it rendered them; the caller's HTML is scanned.
     if (requested.trackClicks && requested.templateId === CUSTOM_TEMPLATE_ID)
       rendered.html = await deps.clicks.trackLinks(rendered.html, emailId, rendered.links);
-    const { skipped, kept: input } = await checking;
+    const { skipped, kept } = await checking;
+    // Every `to` suppressed but some cc left: the message still goes to the
+    // others, its cc becoming its to (a message needs one). Bcc recipients
+    // are never promoted: a To header would show one of them to the rest.
+    const input = kept.to.length === 0 && kept.cc.length > 0 ? { ...kept, to: kept.cc, cc: [] } : kept;
     if (input.to.length === 0) return refuseSuppressed(claimed, skipped, input);
     // The record lists whom the message went to, and whom it left out.
     const narrowed = skipped.length ? { ...recipientFields(input), suppressed: skipped } : undefined;
