@@ -30,7 +30,7 @@ describe('DELETE /api/workflow/:workflowName', () => {
     });
 
     const run = await h.waitForStatus('send-welcome-email', runId, 'cancelled');
-    assert.equal(run.result, null);
+    assert.equal('result' in run, false);
     assert.equal(run.error, null);
     const user = await h.database.db
       .collection<{ _id: string; welcomeEmailSent?: boolean; welcomeEmailRunId?: string }>('users')

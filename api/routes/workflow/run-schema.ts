@@ -43,7 +43,8 @@ export const RunResponseSchema = Type.Object({
   runId: Type.String(),
   workflowName: Type.String(),
   status: Type.Unsafe<RunStatus>(Type.String({ enum: [...RUN_STATUSES] })),
-  result: Type.Union([Type.Object({ result: Type.Unknown() }), Type.Null()]),
+  /** Only once completed: the interface's "object or absent". */
+  result: Type.Optional(Type.Object({ result: Type.Unknown() })),
   error: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),

@@ -39,7 +39,8 @@ export function timestampToIso(ts: Timestamp): string | undefined {
 
 export interface RunView {
   status: RunStatus;
-  result: unknown;
+  /** Only when completed (the interface's "object or absent"). */
+  result?: { result: unknown };
   error: string | null;
   createdAt: string;
   updatedAt: string;
@@ -55,7 +56,7 @@ export interface RunView {
  * closed run, else the time of the last event in its history (the latest
  * progress Temporal recorded: a step scheduled, started, retried or finished).
  * `result` is `{ result: <what the workflow returned> }` when completed (the
- * interface's `result.result`) and null otherwise; `error` is the deepest cause
+ * interface's `result.result`) and absent otherwise ("object or absent"); `error` is the deepest cause
  * of the failure (e.g. `user not found: u1`, not "Activity task failed").
  * While the run is still going, `cancelRequested` says whether it was asked to stop.
  */
@@ -71,7 +72,7 @@ export async function viewRun(
   const createdAt = desc.startTime.toISOString();
   const updatedAt =
     desc.closeTime?.toISOString() ?? timestampToIso(lastEvent?.eventTime as Timestamp) ?? createdAt;
-  let result: unknown = null;
+  let result: { result: unknown } | undefined;
   let error: string | null = null;
   if (status === 'completed') {
     if (withResult) result = { result: await handle.result() };
@@ -86,11 +87,12 @@ export async function viewRun(
     if (desc.status.name === 'TIMED_OUT' && !hasCause(failure, TimeoutFailure))
       error = workflowTimedOut(error);
   }
+  const withResultField = result === undefined ? {} : { result };
   if (status === 'pending' || status === 'running') {
     const cancelRequested = hasEvent(history, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED);
-    return { status, result, error, createdAt, updatedAt, cancelRequested };
+    return { status, ...withResultField, error, createdAt, updatedAt, cancelRequested };
   }
-  return { status, result, error, createdAt, updatedAt };
+  return { status, ...withResultField, error, createdAt, updatedAt };
 }
 
 /** Whether `err` or any error in its `cause` chain is a `type`. */
