@@ -100,6 +100,8 @@ describe('reset of a send-email-received-ein run', () => {
     const newRun = await reset(runId);
     const run = await currentRun(EIN, runId, newRun, 'completed');
     assert.equal(run.result?.result['emailId'], done.result?.result['emailId']);
+    // Created when the POST created it: a reset does not move its creation time.
+    assert.equal(run.createdAt, done.createdAt);
     assert.equal(h.fake.received.length, 1, 'one request to the provider in all');
   });
 

@@ -64,12 +64,16 @@ export async function viewRun(
   handle: WorkflowHandle,
   desc: WorkflowExecutionDescription,
   history: HistoryEvent[],
-  /** The runs list leaves `result` out: no need to read it. */
-  { withResult = true }: { withResult?: boolean } = {},
+  /**
+   * The runs list leaves `result` out: no need to read it. `createdAt`: when
+   * the run was created, if not this execution's start (a reset run's is its
+   * first execution's).
+   */
+  { withResult = true, createdAt: created }: { withResult?: boolean; createdAt?: Date | undefined } = {},
 ): Promise<RunView> {
   const status = mapStatus(desc.status.name, history);
   const lastEvent = history[history.length - 1];
-  const createdAt = desc.startTime.toISOString();
+  const createdAt = (created ?? desc.startTime).toISOString();
   const updatedAt =
     desc.closeTime?.toISOString() ?? timestampToIso(lastEvent?.eventTime as Timestamp) ?? createdAt;
   let result: { result: unknown } | undefined;

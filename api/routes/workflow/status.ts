@@ -53,7 +53,13 @@ export const statusRoute = defineRoute({
         // latest progress (run-history.ts). A closed one is described by its close
         // time and close event (handle.result()).
         const events = desc.status.name === 'RUNNING' ? await runningHistory(temporal, desc) : [];
-        return viewRun(handle, desc, events);
+        // A run an operator reset is a new execution: its creation is the first one's start.
+        const firstRunId = desc.raw.workflowExecutionInfo?.firstRunId;
+        const createdAt =
+          firstRunId && firstRunId !== desc.runId
+            ? (await temporal.workflow.getHandle(desc.workflowId, firstRunId).describe()).startTime
+            : undefined;
+        return viewRun(handle, desc, events, { createdAt });
       });
       ctx.body = { success: true, runId, workflowName: def.name, ...view };
     } catch (err) {
