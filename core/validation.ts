@@ -148,6 +148,11 @@ function describeError(err: ErrorObject): string {
     }
     case 'enum':
       return `must be one of: ${(err.params['allowedValues'] as unknown[]).join(', ')}`;
+    case 'pattern': {
+      // A described pattern says what it wants in words, never as a regular expression.
+      const described = (err.parentSchema as { description?: unknown } | undefined)?.description;
+      return typeof described === 'string' ? `must be ${described}` : (err.message ?? 'is invalid');
+    }
     case 'format':
       return (
         FORMAT_PHRASES[String(err.params['format'])] ?? `must be a valid ${String(err.params['format'])}`

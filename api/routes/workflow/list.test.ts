@@ -116,6 +116,15 @@ describe('GET /api/workflow/:workflowName/runs', () => {
       assert.equal(res.body['success'], false);
       assert.equal(typeof res.body['error'], 'string');
     }
+    // Said in words: the accepted values, never a regular expression.
+    assert.equal(
+      (await list('?limit=101')).body['error'],
+      'invalid field limit: must be 1 to 100 (default 20).',
+    );
+    assert.equal(
+      (await list('?status=done')).body['error'],
+      'invalid field status: must be one of: pending, running, completed, failed, cancelled.',
+    );
   });
 
   it('filters by time range and by status', async () => {
