@@ -51,7 +51,7 @@ export const HEARTBEAT_INTERVAL_MS = 2_000;
  */
 function oneLineName(name: string | null): string | null {
   // eslint-disable-next-line no-control-regex -- folding control characters is the point
-  const clean = (name ?? '').replace(/[\s\u0000-\u0008\u000e-\u001f\u007f]+/g, ' ').trim();
+  const clean = (name ?? '').replace(/[\s\u0000-\u0008\u000e-\u001f\u007f-\u009f]+/g, ' ').trim();
   return clean ? clean.slice(0, 200).trim() : null;
 }
 
@@ -113,13 +113,17 @@ export function createEmailActivities({ email, config }: { email: EmailService; 
 
     async deliverEinEmail(req: EinEmailRequest): Promise<SentEmail> {
       const template = einActionTemplate(req.emailAction);
+      // recipientName names the person addressed: the first recipient (its
+      // To name, so the record's recipient_name too); the others as given.
+      const name = oneLineName(req.recipientName ?? null);
+      const to = req.recipients.map((email, i) => (i === 0 && name ? { email, name } : email));
       const data: TemplateData<typeof template> = {
         RECIPIENT_NAME: req.recipientName ?? 'there',
         DASHBOARD_URL: `${config.publicBaseUrl}/dashboard`,
         ...(req.resourceIdRef ? { REFERENCE_ID: req.resourceIdRef } : {}),
       };
       const body = templateSend(template, data, {
-        to: req.recipients,
+        to,
         subject: subjectOf(template, data),
         resource_type_ref: 'ein',
         ...(req.ccs?.length ? { cc: req.ccs } : {}),

@@ -286,10 +286,7 @@ describe('send-email-received-ein', () => {
       assert.equal(run.result?.result['message'], 'ein email sent');
       assert.equal(h.fake.accepted.length, 1);
       const mail = h.fake.accepted[0]!.body;
-      assert.deepEqual(
-        mail.personalizations[0]!.to.map((t) => t.email),
-        ['owner@example.com'],
-      );
+      assert.deepEqual(mail.personalizations[0]!.to, [{ email: 'owner@example.com', name: 'Grace' }]);
       assert.deepEqual(
         mail.personalizations[0]!.cc?.map((t) => t.email),
         ['cfo@example.com'],
@@ -298,6 +295,7 @@ describe('send-email-received-ein', () => {
       assert.match(html, /Grace/);
       const email = await h.email.getStatus(run.result?.result['emailId'] as string, authenticatedAs(id));
       assert.equal(email.template_id, 'ein-received');
+      assert.equal(email.recipient_name, 'Grace');
       assert.equal(email.resource_type_ref, 'ein');
       assert.equal(email.resource_id_ref, 'ein-123');
     });
