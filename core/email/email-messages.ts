@@ -62,6 +62,7 @@ export const SUBJECT_LINE_BREAK = 'email subject must not contain line breaks.';
 export const SUBJECT_CONTROL_CHARACTERS = 'email subject must not contain control characters.';
 export const TAG_CONTROL_CHARACTERS = 'tags must not contain control characters.';
 export const BODY_NOT_OBJECT = 'request body must be a JSON object.';
+export const BULK_ITEM_NOT_OBJECT = 'each email must be a JSON object.';
 export const INVALID_BASE64 = 'attachment content must be valid base64.';
 export const ATTACHMENT_CONTENT_AND_PATH = 'attachment must have either content or path, not both.';
 export const INVALID_WEBHOOK_SIGNATURE = 'invalid webhook signature.';

@@ -72,7 +72,7 @@ describe('POST /api/email/bulk', () => {
       { id: 'bad-template', success: false, error: 'email template not found.' },
       { id: 'blocked', success: false, error: 'emails to this domain are not allowed.' },
       { id: 'unknown-field', success: false, error: 'unknown field: colour.' },
-      { success: false, error: 'request body must be a JSON object.' },
+      { success: false, error: 'each email must be a JSON object.' },
     ]);
     assert.equal(app.fake.accepted.length, 2);
   });

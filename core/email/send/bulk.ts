@@ -6,6 +6,7 @@ import type { Principal } from '../../identity.ts';
 import { isPlainObject, parse } from '../../validation.ts';
 import {
   BODY_NOT_OBJECT,
+  BULK_ITEM_NOT_OBJECT,
   DAILY_LIMIT_REACHED,
   TOO_MANY_EMAILS,
   describeBodyProblem,
@@ -78,7 +79,9 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principa
     const withId = (r: Omit<BulkItemResult, 'id'>): BulkItemResult => (id === undefined ? r : { id, ...r });
     try {
       if (rawId !== undefined && id === undefined)
-        throw new MailroomError('validation', invalidField('id', 'must be string'));
+        throw new MailroomError('validation', invalidField('id', 'must be a string'));
+      // Said of the item, not of the request body the send would call it.
+      if (!isPlainObject(item)) throw new MailroomError('validation', BULK_ITEM_NOT_OBJECT);
       const rest = isPlainObject(item)
         ? Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'id'))
         : item;
