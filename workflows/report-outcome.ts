@@ -37,8 +37,9 @@ export interface OutcomeReport {
  * company's webhook endpoints: `workflow.completed` with the result,
  * `workflow.failed` with the error, `workflow.cancelled`. The event is a
  * local activity of the run (durable: retried like a database step, and
- * recorded in its history); a cancelled run emits it in a scope the cancellation does
- * not reach. Runs terminated or timed out by Temporal run no code, so they
+ * recorded in its history), emitted in a scope a cancellation does not reach:
+ * a cancelled run still says so, and a cancel that arrives once the work is
+ * done leaves the run completed. Runs terminated or timed out by Temporal run no code, so they
  * emit nothing (docs/webhooks.md).
  *
  * A run whose last step said no endpoint of its company subscribes to
@@ -76,15 +77,20 @@ export function reportsOutcome<I extends unknown[], R>(
             },
             caller.test === true,
           );
+    // Every report runs where a cancellation cannot reach it: a cancel that
+    // comes once the run's work is done (its email sent) must not turn a
+    // finished run into a "cancelled" one without its result.
+    const tell = (type: WorkflowEventType, extra: Partial<WorkflowEventData>) =>
+      CancellationScope.nonCancellable(() => emit(type, extra));
     let result: R;
     try {
       result = await workflow(report, ...args);
     } catch (err) {
-      if (isCancellation(err)) await CancellationScope.nonCancellable(() => emit('workflow.cancelled', {}));
-      else await emit('workflow.failed', { error: rootCause(err) ?? 'workflow failed' });
+      if (isCancellation(err)) await tell('workflow.cancelled', {});
+      else await tell('workflow.failed', { error: rootCause(err) ?? 'workflow failed' });
       throw err;
     }
-    if (completionHeard) await emit('workflow.completed', { result });
+    if (completionHeard) await tell('workflow.completed', { result });
     return result;
   };
 }

@@ -3,8 +3,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { deepestMessage } from '../api/routes/workflow/run-status.ts';
+import { CALLER_MEMO_KEY } from '../core/identity.ts';
 import {
   executeWithStubs,
+  startStubWorker,
   stubActivities,
   useTestEnvironment,
   type StubbedActivities,
@@ -57,5 +59,44 @@ describe('sendEmailReceivedEin (stubbed activities)', () => {
     assert.equal(deepestMessage(error), 'unauthorized');
     assert.deepEqual(stubs.names(), ['deliverEinEmail', 'markEmailFailed']);
     assert.deepEqual(stubs.argsOf('markEmailFailed'), [`${workflowId}:ein-email`, 'unauthorized']);
+  });
+
+  it('a cancel that arrives after the email was sent does not undo the run: it completes, reported so', async () => {
+    // The completion's report (a local activity) waits until the cancel is requested.
+    let reporting!: () => void;
+    const reached = new Promise<void>((resolve) => (reporting = resolve));
+    let release!: () => void;
+    const cancelled = new Promise<void>((resolve) => (release = resolve));
+    const stubs = stubActivities({
+      emitWorkflowEvent: async () => {
+        reporting();
+        await cancelled;
+      },
+    });
+    const { worker, taskQueue } = await startStubWorker(env.current, stubs.activities);
+    const caller = { companyId: input.companyId, organizationId: input.organizationId, userId: input.userId };
+    const outcome = await worker.runUntil(async () => {
+      const handle = await env.current.client.workflow.start('sendEmailReceivedEin', {
+        taskQueue,
+        workflowId: `ein-cancel-late-${randomUUID()}`,
+        args: [input],
+        memo: { [CALLER_MEMO_KEY]: caller },
+      });
+      await reached;
+      await handle.cancel();
+      release();
+      return handle.result().then(
+        (value: unknown) => ({ value, error: undefined }),
+        (error: unknown) => ({ value: undefined, error }),
+      );
+    });
+    assert.equal(outcome.error, undefined, String(outcome.error));
+    assert.deepEqual(outcome.value, {
+      message: 'ein email sent',
+      emailAction: 'ein-verified',
+      emailId: 'email-1',
+    });
+    const [type] = stubs.argsOf('emitWorkflowEvent') as [string];
+    assert.equal(type, 'workflow.completed');
   });
 });
