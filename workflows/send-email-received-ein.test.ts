@@ -5,8 +5,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { deepestMessage } from '../api/routes/workflow/run-status.ts';
 import { CALLER_MEMO_KEY } from '../core/identity.ts';
 import {
+  cancelDuring,
   executeWithStubs,
-  startStubWorker,
   stubActivities,
   useTestEnvironment,
   type StubbedActivities,
@@ -62,33 +62,10 @@ describe('sendEmailReceivedEin (stubbed activities)', () => {
   });
 
   it('a cancel that arrives after the email was sent does not undo the run: it completes, reported so', async () => {
-    // The completion's report (a local activity) waits until the cancel is requested.
-    let reporting!: () => void;
-    const reached = new Promise<void>((resolve) => (reporting = resolve));
-    let release!: () => void;
-    const cancelled = new Promise<void>((resolve) => (release = resolve));
-    const stubs = stubActivities({
-      emitWorkflowEvent: async () => {
-        reporting();
-        await cancelled;
-      },
-    });
-    const { worker, taskQueue } = await startStubWorker(env.current, stubs.activities);
+    // Requested while the run reports its completion (a local activity): the email is out.
     const caller = { companyId: input.companyId, organizationId: input.organizationId, userId: input.userId };
-    const outcome = await worker.runUntil(async () => {
-      const handle = await env.current.client.workflow.start('sendEmailReceivedEin', {
-        taskQueue,
-        workflowId: `ein-cancel-late-${randomUUID()}`,
-        args: [input],
-        memo: { [CALLER_MEMO_KEY]: caller },
-      });
-      await reached;
-      await handle.cancel();
-      release();
-      return handle.result().then(
-        (value: unknown) => ({ value, error: undefined }),
-        (error: unknown) => ({ value: undefined, error }),
-      );
+    const outcome = await cancelDuring(env.current, 'sendEmailReceivedEin', input, 'emitWorkflowEvent', {
+      memo: { [CALLER_MEMO_KEY]: caller },
     });
     assert.equal(outcome.error, undefined, String(outcome.error));
     assert.deepEqual(outcome.value, {
@@ -96,7 +73,7 @@ describe('sendEmailReceivedEin (stubbed activities)', () => {
       emailAction: 'ein-verified',
       emailId: 'email-1',
     });
-    const [type] = stubs.argsOf('emitWorkflowEvent') as [string];
+    const [type] = outcome.stubs.argsOf('emitWorkflowEvent') as [string];
     assert.equal(type, 'workflow.completed');
   });
 });

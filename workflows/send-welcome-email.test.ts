@@ -6,6 +6,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { CALLER_MEMO_KEY } from '../core/identity.ts';
 import {
+  cancelDuring,
   executeWithStubs,
   startStubWorker,
   stubActivities,
@@ -207,5 +208,20 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
       'a cancelled send may still complete: not marked failed',
     );
     assert.ok(!stubs.names().includes('markWelcomeEmailSent'));
+  });
+
+  it('a cancel that arrives once the email is sent still sets the flag: the run completes', async () => {
+    const outcome = await cancelDuring(
+      env.current,
+      'sendWelcomeEmail',
+      { userId: 'u-1' },
+      'markWelcomeEmailSent',
+      {
+        overrides: { claimUserWelcomeEmail: async (_userId, runId) => claimed(runId) },
+      },
+    );
+    assert.equal(outcome.error, undefined, String(outcome.error));
+    assert.equal((outcome.value as Record<string, unknown>)['message'], 'welcome email sent');
+    assert.ok(!outcome.stubs.names().includes('releaseWelcomeEmail'), 'the claim is kept: the flag is set');
   });
 });

@@ -71,7 +71,12 @@ async function sendWelcomeEmailRun(
   }
   recordEmailId(sent.emailId);
   // The last step also says whether anyone hears the run's completion (report-outcome.ts).
-  report.lastStepSaid(await markWelcomeEmailSent(input.userId, companyId, audienceOf(caller)));
+  // The email is sent: a cancel arriving now does not stop the flag (the run completes).
+  report.lastStepSaid(
+    await CancellationScope.nonCancellable(() =>
+      markWelcomeEmailSent(input.userId, companyId, audienceOf(caller)),
+    ),
+  );
   return { message: 'welcome email sent', userId: input.userId, emailId: sent.emailId };
 }
 

@@ -112,3 +112,49 @@ export async function executeWithStubs(
   );
   return { ...outcome, workflowId };
 }
+
+/**
+ * Runs `workflowType` on a stub worker and requests its cancellation while
+ * the stubbed `activity` is under way: that stub waits for the cancel
+ * request, then answers as it would have. Its value, or the error it ended with.
+ */
+export async function cancelDuring(
+  env: TestWorkflowEnvironment,
+  workflowType: string,
+  input: unknown,
+  activity: keyof Activities,
+  options: { overrides?: Partial<Activities>; memo?: Record<string, unknown> } = {},
+): Promise<{ value: unknown; error: unknown; stubs: StubbedActivities }> {
+  let reached!: () => void;
+  const inActivity = new Promise<void>((resolve) => (reached = resolve));
+  let release!: () => void;
+  const cancelRequested = new Promise<void>((resolve) => (release = resolve));
+  const answer = (options.overrides?.[activity] ?? DEFAULTS[activity]) as (
+    ...args: unknown[]
+  ) => Promise<unknown>;
+  const stubs = stubActivities({
+    ...options.overrides,
+    [activity]: async (...args: unknown[]) => {
+      reached();
+      await cancelRequested;
+      return answer(...args);
+    },
+  });
+  const { worker, taskQueue } = await startStubWorker(env, stubs.activities);
+  const outcome = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(workflowType, {
+      taskQueue,
+      workflowId: `${workflowType}-${randomUUID()}`,
+      args: [input],
+      memo: options.memo ?? {},
+    });
+    await inActivity;
+    await handle.cancel();
+    release();
+    return handle.result().then(
+      (value: unknown) => ({ value, error: undefined }),
+      (error: unknown) => ({ value: undefined, error }),
+    );
+  });
+  return { ...outcome, stubs };
+}
