@@ -1,14 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import type { Scope } from '../../../core/identity.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
+import { companyWithKey, keysCommand } from '../../../test/support/company-keys.ts';
 import { exposition } from '../../../core/metrics.ts';
 import { createDailyQuotas } from '../../../core/email/send/quotas/daily-quota.ts';
-
-const run = promisify(execFile);
 
 /**
  * A company's daily sending limit end to end: the operator's real command
@@ -19,38 +16,11 @@ const run = promisify(execFile);
 describe('daily sending limit', () => {
   const app = useEmailApp({ env: { AUTH_MODE: 'api-key' } });
 
-  /** `npm run keys -- …` against the test's database. */
-  async function keysCommand(...args: string[]) {
-    const uri = new URL(process.env['MONGODB_URI']!);
-    uri.pathname = `/${app.database.db.databaseName}`;
-    try {
-      const { stdout } = await run('npx', ['tsx', 'infra/keys-cli.ts', ...args], {
-        env: { ...process.env, MONGODB_URI: uri.toString() },
-      });
-      return { code: 0, out: stdout };
-    } catch (err) {
-      const e = err as { code: number; stderr: string };
-      return { code: e.code, out: e.stderr };
-    }
-  }
-
-  async function companyWith(scopes: Scope[], test = false) {
-    const company = randomUUID();
-    const { plaintext } = await app.keys.create({
-      companyId: company,
-      organizationId: null,
-      name: 'k',
-      scopes,
-      test,
-    });
-    const auth = {
-      authorization: `Bearer ${plaintext}`,
-      'x-company-id': company,
-      'x-organization-id': randomUUID(),
-      'x-user-id': randomUUID(),
-    };
-    return { company, auth };
-  }
+  const keys = (...args: string[]) => keysCommand(app, ...args);
+  const companyWith = async (scopes: Scope[], test = false) => {
+    const { id, auth } = await companyWithKey(app, scopes, test);
+    return { company: id, auth };
+  };
 
   const send = (auth: Record<string, string>) =>
     app.post('/api/email/send', invoiceBody({ to: `c-${randomUUID()}@example.com` }), auth);
@@ -91,7 +61,7 @@ describe('daily sending limit', () => {
 
   it('the operator sets a limit; sends count; past it 429 with Retry-After to UTC midnight', async () => {
     const { company, auth } = await companyWith(['email:send']);
-    const set = await keysCommand('quota', '--company', company, '--daily', '2');
+    const set = await keys('quota', '--company', company, '--daily', '2');
     assert.equal(set.code, 0, set.out);
     assert.match(set.out, /may send 2 emails per UTC day/);
 
@@ -116,19 +86,19 @@ describe('daily sending limit', () => {
     );
     assert.match((await exposition()).body, /mailroom_daily_limit_refusals_total [1-9]/);
 
-    const shown = await keysCommand('quota', '--company', company);
+    const shown = await keys('quota', '--company', company);
     assert.match(shown.out, /used today 2, remaining 0/);
     // Raised: sends go again (this replica reads the limit again within 5 s).
-    await keysCommand('quota', '--company', company, '--daily', '3');
+    await keys('quota', '--company', company, '--daily', '3');
     await new Promise((r) => setTimeout(r, 5_100));
     assert.equal((await send(auth)).status, 200);
-    await keysCommand('quota', '--company', company, '--daily', 'none');
-    assert.match((await keysCommand('quota', '--company', company)).out, /has no daily sending limit/);
+    await keys('quota', '--company', company, '--daily', 'none');
+    assert.match((await keys('quota', '--company', company)).out, /has no daily sending limit/);
   });
 
   it('test-mode sends never count against the limit', async () => {
     const { company, auth } = await companyWith(['email:send'], true);
-    await keysCommand('quota', '--company', company, '--daily', '1');
+    await keys('quota', '--company', company, '--daily', '1');
     for (let i = 0; i < 3; i++) assert.equal((await send(auth)).status, 200);
     const data = (await app.get('/api/email/quota', auth)).body['data'] as Record<string, unknown>;
     assert.equal(data['used_today'], 0);
@@ -148,10 +118,10 @@ describe('daily sending limit', () => {
   });
 
   it('the command refuses a bad line with its usage', async () => {
-    const bad = await keysCommand('quota', '--company', randomUUID(), '--daily', 'lots');
+    const bad = await keys('quota', '--company', randomUUID(), '--daily', 'lots');
     assert.equal(bad.code, 1);
     assert.match(bad.out, /--daily must be a whole number/);
     assert.match(bad.out, /usage: npm run keys -- quota/);
-    assert.match((await keysCommand('quota', '--company', 'nope')).out, /--company must be the company UUID/);
+    assert.match((await keys('quota', '--company', 'nope')).out, /--company must be the company UUID/);
   });
 });

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { SCOPES } from '../../../core/identity.ts';
 import { createDailyQuotas } from '../../../core/email/send/quotas/daily-quota.ts';
 import { useEmailApp, welcomeBody } from '../../../test/support/email-app.ts';
+import { companyWithKey } from '../../../test/support/company-keys.ts';
 
 /**
  * A send proven by an API key belongs to the key's company even when it
@@ -14,16 +14,7 @@ import { useEmailApp, welcomeBody } from '../../../test/support/email-app.ts';
 describe('sends proven by an API key, without X-Company-Id', () => {
   const app = useEmailApp({ env: { AUTH_MODE: 'api-key' } });
 
-  async function company() {
-    const id = randomUUID();
-    const { plaintext } = await app.keys.create({
-      companyId: id,
-      organizationId: null,
-      name: 'k',
-      scopes: SCOPES,
-    });
-    return { id, key: { authorization: `Bearer ${plaintext}` } };
-  }
+  const company = () => companyWithKey(app);
 
   it("are the key's company's: another company naming the same X-User-Id gets 404", async () => {
     const [a, b] = [await company(), await company()];

@@ -1,13 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { fromNotAllowed } from '../../../core/email/email-messages.ts';
-import { SCOPES } from '../../../core/identity.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
-
-const run = promisify(execFile);
+import { companyWithKey, keysCommand } from '../../../test/support/company-keys.ts';
 
 /**
  * Which `from` a company may send as, in AUTH_MODE=api-key: the default
@@ -18,36 +14,8 @@ const run = promisify(execFile);
 describe('from addresses a company may use (api-key mode)', () => {
   const app = useEmailApp({ env: { AUTH_MODE: 'api-key', ALLOWED_SENDERS: 'shared.example' } });
 
-  async function company() {
-    const id = randomUUID();
-    const { plaintext } = await app.keys.create({
-      companyId: id,
-      organizationId: null,
-      name: 'k',
-      scopes: SCOPES,
-    });
-    const auth = {
-      authorization: `Bearer ${plaintext}`,
-      'x-company-id': id,
-      'x-organization-id': randomUUID(),
-      'x-user-id': randomUUID(),
-    };
-    return { id, auth };
-  }
-
-  async function sendersCommand(...args: string[]) {
-    const uri = new URL(process.env['MONGODB_URI']!);
-    uri.pathname = `/${app.database.db.databaseName}`;
-    try {
-      const { stdout } = await run('npx', ['tsx', 'infra/keys-cli.ts', 'senders', ...args], {
-        env: { ...process.env, MONGODB_URI: uri.toString() },
-      });
-      return { code: 0, out: stdout };
-    } catch (err) {
-      const e = err as { code: number; stderr: string };
-      return { code: e.code, out: e.stderr };
-    }
-  }
+  const company = () => companyWithKey(app);
+  const sendersCommand = (...args: string[]) => keysCommand(app, 'senders', ...args);
 
   const sendFrom = (auth: Record<string, string>, from: string) =>
     app.post('/api/email/send', invoiceBody({ to: `r-${randomUUID()}@example.com`, from }), auth);
