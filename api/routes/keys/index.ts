@@ -18,6 +18,13 @@ import { defineRoute, failure, OkResponseSchema, type RouteSpec } from '../../ro
  * creates is bound to that organization too (never company-wide). Operators
  * use `npm run keys` for the first key of a company.
  */
+/**
+ * Live keys a company may hold through the API (a caller with keys:manage
+ * could otherwise mint them without end); revoked ones do not count. The
+ * operator's `npm run keys` is not limited.
+ */
+export const MAX_LIVE_KEYS_PER_COMPANY = 100;
+
 const MANAGE: RouteAuth = { scope: 'keys:manage', identityFromKey: true, company: true };
 const AUTH_FAILURES = {
   401: failure('No valid API key.'),
@@ -50,6 +57,7 @@ export const createKeyRoute = defineRoute({
   responses: {
     201: { description: 'Created.', schema: CreatedKeyResponseSchema },
     400: failure('Invalid body.'),
+    409: failure(`The company holds ${MAX_LIVE_KEYS_PER_COMPANY} live keys already; revoke one first.`),
     ...AUTH_FAILURES,
   },
   async handler(ctx, { keys }) {
@@ -59,6 +67,12 @@ export const createKeyRoute = defineRoute({
     const beyond = body.scopes.filter((scope) => granted && !granted.includes(scope));
     if (beyond.length)
       throw new MailroomError('forbidden', `this API key cannot grant the ${beyond.join(', ')} scope`);
+    const live = (await keys.list(owner.companyId)).filter((k) => k.revokedAt === null).length;
+    if (live >= MAX_LIVE_KEYS_PER_COMPANY)
+      throw new MailroomError(
+        'conflict',
+        `a company may hold at most ${MAX_LIVE_KEYS_PER_COMPANY} live API keys; revoke one first`,
+      );
     const { key, plaintext } = await keys.create({
       companyId: owner.companyId,
       // A bound key's keys are bound to its organization (X-Organization-Id, if

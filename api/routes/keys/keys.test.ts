@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../../core/identity.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
+import { MAX_LIVE_KEYS_PER_COMPANY } from './index.ts';
 
 /** /api/keys with a `keys:manage` key, over HTTP against a real gateway in AUTH_MODE=api-key. */
 describe('/api/keys', () => {
@@ -43,6 +44,41 @@ describe('/api/keys', () => {
 
     assert.equal((await app.delete(`/api/keys/${String(key['id'])}`, { authorization: admin })).status, 200);
     assert.equal((await app.post('/api/email/send', invoiceBody(), headers)).status, 401);
+  });
+
+  it(`holds a company to ${MAX_LIVE_KEYS_PER_COMPANY} live keys: 409 past it, room again after a revoke`, async () => {
+    const own = randomUUID();
+    const admin = await bearer(['keys:manage'], own);
+    // The admin key is the first; the store makes the rest up to the bound.
+    for (let i = 1; i < MAX_LIVE_KEYS_PER_COMPANY; i++)
+      await app.keys.create({
+        companyId: own,
+        organizationId: organization,
+        name: `k${i}`,
+        scopes: ['email:send'],
+      });
+    const over = await app.post(
+      '/api/keys',
+      { name: 'one more', scopes: ['keys:manage'] },
+      { authorization: admin },
+    );
+    assert.equal(over.status, 409, JSON.stringify(over.body));
+    assert.deepEqual(over.body, {
+      success: false,
+      error: `a company may hold at most ${MAX_LIVE_KEYS_PER_COMPANY} live API keys; revoke one first`,
+    });
+    const listed = await app.get('/api/keys', { authorization: admin });
+    const other = (listed.body['data'] as Array<Record<string, unknown>>).find((k) => k['name'] === 'k1')!;
+    assert.equal(
+      (await app.delete(`/api/keys/${String(other['id'])}`, { authorization: admin })).status,
+      200,
+    );
+    const again = await app.post(
+      '/api/keys',
+      { name: 'one more', scopes: ['keys:manage'] },
+      { authorization: admin },
+    );
+    assert.equal(again.status, 201, JSON.stringify(again.body));
   });
 
   it('never grants a scope the creating key lacks, and needs keys:manage', async () => {
