@@ -74,8 +74,7 @@ export async function viewRun(
   const status = mapStatus(desc.status.name, history);
   const lastEvent = history[history.length - 1];
   const createdAt = (created ?? desc.startTime).toISOString();
-  const updatedAt =
-    desc.closeTime?.toISOString() ?? timestampToIso(lastEvent?.eventTime as Timestamp) ?? createdAt;
+  const updatedAt = desc.closeTime?.toISOString() ?? latestProgress(desc, lastEvent) ?? createdAt;
   let result: { result: unknown } | undefined;
   let error: string | null = null;
   if (status === 'completed') {
@@ -97,6 +96,28 @@ export async function viewRun(
     return { status, ...withResultField, error, createdAt, updatedAt, cancelRequested };
   }
   return { status, ...withResultField, error, createdAt, updatedAt };
+}
+
+/**
+ * An open run's latest progress: its last history event, or a later attempt
+ * of a step being retried (Temporal records a step's retries in its pending
+ * activity, not in the history, until the step ends).
+ */
+function latestProgress(
+  desc: WorkflowExecutionDescription,
+  lastEvent: HistoryEvent | undefined,
+): string | undefined {
+  const times = [timestampToIso(lastEvent?.eventTime as Timestamp)];
+  for (const pending of desc.raw.pendingActivities ?? [])
+    times.push(
+      timestampToIso(pending.lastStartedTime as Timestamp),
+      timestampToIso(pending.lastAttemptCompleteTime as Timestamp),
+    );
+  // ISO strings of one format order as the instants they name.
+  return times
+    .filter((t) => t !== undefined)
+    .sort()
+    .at(-1);
 }
 
 /** Whether `err` or any error in its `cause` chain is a `type`. */

@@ -1,7 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
+import { until } from '../../../test/support/until.ts';
 
 /**
  * GET /api/workflow/:workflowName?runId=… against the real Temporal server.
@@ -89,6 +91,31 @@ describe('GET /api/workflow/:workflowName', () => {
     assert.equal(done.createdAt, pending.body.createdAt);
     assert.ok(Date.parse(done.updatedAt) > Date.parse(done.createdAt));
     h.fake.reset();
+  });
+
+  it('moves updatedAt on with each retry of a step, though Temporal records none in the history', async () => {
+    await h.startWorker();
+    h.fake.outage = 503;
+    try {
+      const userId = await newUser();
+      const { body } = await h.trigger('send-welcome-email', { userId });
+      const runId = body['runId'] as string;
+      await until('a first provider attempt', async () => h.fake.received.length >= 1, 20_000, 50);
+      await sleep(200);
+      const first = (await h.status('send-welcome-email', runId)).body;
+      // Retried 1 s and then 2 s later (workflows/retry-policy.ts): the third attempt.
+      await until('a third provider attempt', async () => h.fake.received.length >= 3, 20_000, 50);
+      await sleep(200);
+      const later = (await h.status('send-welcome-email', runId)).body;
+      assert.equal(later.status, 'running');
+      assert.ok(
+        Date.parse(later.updatedAt) - Date.parse(first.updatedAt) >= 2500,
+        `updatedAt ${first.updatedAt} then ${later.updatedAt}`,
+      );
+      await h.temporal.workflow.getHandle(runId).terminate('test cleanup');
+    } finally {
+      h.fake.reset();
+    }
   });
 
   it('shows failed with the deepest cause and no result', async () => {
