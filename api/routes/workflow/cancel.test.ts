@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
+import { until } from '../../../test/support/until.ts';
 
 /** DELETE /api/workflow/:workflowName?runId=… against the real Temporal server and a real worker. */
 const h = new WorkflowHarness();
@@ -91,5 +92,28 @@ describe('cancelRequested', () => {
     const closed = await idle.status('send-welcome-email', runId);
     assert.equal(closed.body.status, 'failed');
     assert.equal('cancelRequested' in closed.body, false);
+  });
+
+  it('GET shows cancelRequested: true for a running run, though events came after the request', async () => {
+    // Running, its email step retrying (the provider is down); then the worker stops, so the
+    // workflow task the cancel schedules waits, after the request in the history.
+    idle.fake.outage = 503;
+    await idle.startWorker();
+    const userId = randomUUID();
+    await idle.insertUser({ _id: userId, email: `c-${randomUUID()}@example.com` });
+    const { body } = await idle.trigger('send-welcome-email', { userId });
+    const runId = body['runId'] as string;
+    await idle.waitForStatus('send-welcome-email', runId, 'running');
+    await until('a first provider attempt', async () => idle.fake.received.length >= 1, 20_000, 50);
+    await idle.stopWorkers();
+    assert.equal(
+      (await idle.request('DELETE', `/api/workflow/send-welcome-email?runId=${runId}`)).status,
+      202,
+    );
+    const later = await idle.status('send-welcome-email', runId);
+    assert.equal(later.body.status, 'running');
+    assert.equal(later.body.cancelRequested, true);
+    await idle.temporal.workflow.getHandle(runId).terminate('test over');
+    idle.fake.reset();
   });
 });

@@ -14,11 +14,17 @@ const TASK_STARTED = EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED;
  *   run is seen running it stays so (cached by run id); otherwise the first
  *   page of 3 events answers, and only a run whose first task has not started
  *   although other events (signals, a cancel request) came in needs the rest;
- * - its latest progress: the last event, one event read backwards.
+ * - its latest progress, and whether a cancel was requested: the last
+ *   RECENT_EVENTS events, read backwards in one page (a cancel request is
+ *   followed by a few events of its own before the run closes: the next
+ *   workflow task, the steps' cancellations).
  *
  * Returns the events mapStatus/viewRun look at: some of the first and the last.
  */
 const startedRuns = new LRUCache<string, true>({ max: 10_000 });
+
+/** Events read from the end of a running run's history. */
+const RECENT_EVENTS = 8;
 
 export async function runningHistory(
   client: Client,
@@ -30,9 +36,10 @@ export async function runningHistory(
   const last = await client.workflowService.getWorkflowExecutionHistoryReverse({
     namespace,
     execution,
-    maximumPageSize: 1,
+    maximumPageSize: RECENT_EVENTS,
   });
-  const lastEvents = last.history?.events ?? [];
+  // Oldest first, as the rest: the run's last event ends the list.
+  const lastEvents = [...(last.history?.events ?? [])].reverse();
   if (historyLength <= 2 || startedRuns.has(desc.runId)) {
     const started = historyLength > 2;
     return [...(started ? [{ eventType: TASK_STARTED }] : []), ...lastEvents];
