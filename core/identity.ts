@@ -110,14 +110,27 @@ export interface Principal {
  * else is answered exactly like something that does not exist.
  */
 export function withinReach(
-  owner: { companyId?: unknown; organizationId?: unknown },
-  principal: { companyId: string; boundOrganizationId?: string | undefined },
+  owner: { companyId?: unknown; organizationId?: unknown; test?: unknown },
+  principal: Reach,
 ): boolean {
   const same = (a: unknown, b: string) => typeof a === 'string' && a.toLowerCase() === b;
   return (
     same(owner.companyId, principal.companyId) &&
-    (principal.boundOrganizationId === undefined || same(owner.organizationId, principal.boundOrganizationId))
+    (principal.boundOrganizationId === undefined ||
+      same(owner.organizationId, principal.boundOrganizationId)) &&
+    // Test and live data are apart: a mode given is the mode seen.
+    (principal.test === undefined || (owner.test === true) === principal.test)
   );
+}
+
+/**
+ * What a caller reaches: its company, its organization for a bound key, and,
+ * where things carry a mode (runs, schedules), that mode only (`test`).
+ */
+export interface Reach {
+  companyId: string;
+  boundOrganizationId?: string | undefined;
+  test?: boolean | undefined;
 }
 
 /** A caller whose identity is established: a workflow acting for its trigger, a trusted backend. */

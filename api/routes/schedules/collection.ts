@@ -1,9 +1,8 @@
 import { defineRoute, failure } from '../../route.ts';
-import type { AppContext } from '../../types.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { COMPANY_ID } from '../../../core/workflows/search-attributes.ts';
 import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
-import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from '../workflow/owner.ts';
+import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES, reachOf } from '../workflow/owner.ts';
 import { WorkflowNameParams } from '../workflow/run-schema.ts';
 import { companyClause } from '../workflow/visibility-query.ts';
 import {
@@ -24,11 +23,6 @@ import {
 
 /** A listing shows at most this many schedules (a company keeps a handful per workflow). */
 const MAX_LISTED = 100;
-
-const reachOf = (ctx: AppContext) => ({
-  companyId: ctx.state.company.companyId,
-  boundOrganizationId: ctx.state.principal.boundOrganizationId,
-});
 
 /** POST /api/workflow/:workflowName/schedules: a recurring schedule of runs acting as the caller's company. */
 export const createScheduleRoute = defineRoute({
@@ -119,5 +113,3 @@ export const listSchedulesRoute = defineRoute({
     ctx.body = { success: true, workflowName: def.name, schedules: schedules.filter((s) => s !== undefined) };
   },
 });
-
-export { reachOf };

@@ -1,7 +1,7 @@
 import { defineRoute, failure } from '../../route.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from '../workflow/owner.ts';
-import { reachOf } from './collection.ts';
+import { reachOf } from '../workflow/owner.ts';
 import {
   ScheduleDeletedSchema,
   ScheduleParams,

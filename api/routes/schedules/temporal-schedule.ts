@@ -7,7 +7,7 @@ import {
   type ScheduleHandle,
   type ScheduleSpec,
 } from '@temporalio/client';
-import { CALLER_MEMO_KEY, withinReach, type Caller } from '../../../core/identity.ts';
+import { CALLER_MEMO_KEY, withinReach, type Caller, type Reach } from '../../../core/identity.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
 import {
   everyTooShort,
@@ -116,7 +116,7 @@ export async function findSchedule(
   temporal: Client,
   def: WorkflowDefinition,
   scheduleId: string,
-  reach: { companyId: string; boundOrganizationId?: string | undefined },
+  reach: Reach,
 ): Promise<{ handle: ScheduleHandle; desc: ScheduleDescription }> {
   const handle = temporal.schedule.getHandle(scheduleId);
   const desc = await withTemporal(temporal, () => handle.describe());

@@ -15,8 +15,8 @@ after(() => h.stop());
 
 const ALL: Scope[] = ['workflows:trigger', 'workflows:read', 'workflows:cancel'];
 
-async function keyFor(companyId: string, scopes: Scope[] = ALL, organizationId?: string) {
-  const { plaintext } = await h.keys.create({ companyId, organizationId, name: 'wf', scopes });
+async function keyFor(companyId: string, scopes: Scope[] = ALL, organizationId?: string, test = false) {
+  const { plaintext } = await h.keys.create({ companyId, organizationId, name: 'wf', scopes, test });
   // Only the key: the harness's trusted-mode identity headers are replaced.
   return { authorization: `Bearer ${plaintext}`, 'x-company-id': companyId, 'x-user-id': h.caller.userId };
 }
@@ -188,5 +188,33 @@ describe('workflow routes with API keys', () => {
     );
     assert.equal(res.status, 400);
     assert.deepEqual(res.body, { success: false, error: 'runId must be at most 255 characters' });
+  });
+});
+
+describe('test and live runs and schedules are apart', () => {
+  it("a key of one mode never reads, cancels, lists or changes the other mode's runs and schedules", async () => {
+    const company = randomUUID();
+    const scopes: Scope[] = [...ALL, 'workflows:schedule'];
+    const live = await keyFor(company, scopes);
+    const test = await keyFor(company, scopes, undefined, true);
+
+    const started = await h.trigger('send-email-received-ein', einBody(), live);
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    const path = `/api/workflow/send-email-received-ein?runId=${String(started.body['runId'])}`;
+    assert.equal((await h.request('GET', path, undefined, test)).status, 404);
+    assert.equal((await h.request('DELETE', path, undefined, test)).status, 404);
+    assert.equal((await h.request('GET', path, undefined, live)).status, 200);
+
+    const schedules = '/api/workflow/send-email-received-ein/schedules';
+    const made = await h.request('POST', schedules, { every: '1h', input: einBody() }, live);
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const item = `${schedules}/${String((made.body['schedule'] as Record<string, unknown>)['scheduleId'])}`;
+    assert.equal((await h.request('GET', item, undefined, test)).status, 404);
+    assert.equal((await h.request('PATCH', item, { paused: true }, test)).status, 404);
+    assert.equal((await h.request('DELETE', item, undefined, test)).status, 404);
+    const listedByTest = await h.request('GET', schedules, undefined, test);
+    assert.deepEqual(listedByTest.body['schedules'], []);
+    assert.equal((await h.request('GET', item, undefined, live)).status, 200);
+    assert.equal((await h.request('DELETE', item, undefined, live)).status, 200);
   });
 });

@@ -1,6 +1,7 @@
 import type { TObject } from '@sinclair/typebox';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
-import { CALLER_MEMO_KEY, withinReach, type Caller } from '../../../core/identity.ts';
+import { CALLER_MEMO_KEY, withinReach, type Caller, type Reach } from '../../../core/identity.ts';
+import { reachOf } from './owner.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
 import { describeRunIdProblem, RUN_NOT_FOUND } from '../../../core/workflows/workflow-messages.ts';
 import { WORKFLOW_AUTH_FAILURES } from './owner.ts';
@@ -33,10 +34,7 @@ export async function findRun(
   return {
     def,
     runId,
-    ...(await describeRun(temporal, def, runId, {
-      companyId: ctx.state.company.companyId,
-      boundOrganizationId: ctx.state.principal.boundOrganizationId,
-    })),
+    ...(await describeRun(temporal, def, runId, reachOf(ctx))),
   };
 }
 
@@ -54,7 +52,7 @@ export async function describeRun(
   temporal: Client,
   def: WorkflowDefinition,
   runId: string,
-  reach: { companyId: string; boundOrganizationId?: string | undefined },
+  reach: Reach,
   /** Temporal's id of one execution (a listed one); default: the latest of `runId`. */
   executionRunId?: string,
 ): Promise<{ handle: WorkflowHandle; desc: WorkflowExecutionDescription }> {

@@ -6,7 +6,7 @@ import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import type { AppContext } from '../../types.ts';
 import { describeRun } from './find-run.ts';
-import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from './owner.ts';
+import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES, reachOf } from './owner.ts';
 import { runningHistory } from './run-history.ts';
 import { viewRun } from './run-status.ts';
 import { decodeCursor, encodeCursor } from './runs-cursor.ts';
@@ -65,12 +65,7 @@ async function listItem(
   execution: { workflowId: string; runId: string },
 ): Promise<RunListItem | undefined> {
   const def = ctx.state.workflow;
-  const principal = ctx.state.principal;
-  const reach = {
-    companyId: ctx.state.company.companyId,
-    boundOrganizationId: principal.boundOrganizationId,
-  };
-  const found = await describeRun(temporal, def, execution.workflowId, reach, execution.runId).catch(
+  const found = await describeRun(temporal, def, execution.workflowId, reachOf(ctx), execution.runId).catch(
     (err: unknown) => {
       if (err instanceof HttpError && err.status === 404) return undefined;
       throw err;

@@ -1,4 +1,6 @@
+import type { Reach } from '../../../core/identity.ts';
 import type { RouteAuth } from '../../middleware/authenticate.ts';
+import type { AppContext } from '../../types.ts';
 import { failure } from '../../route.ts';
 
 /**
@@ -17,3 +19,14 @@ export const WORKFLOW_AUTH = {
 export const WORKFLOW_AUTH_FAILURES = {
   401: failure('No valid API key (or, behind a trusted proxy, no valid X-Company-Id).'),
 };
+
+/**
+ * The runs and schedules a workflow route's caller reaches: its company's,
+ * its organization's for a bound key, and of its own mode (a test key's runs
+ * and schedules are test ones, a live key's live ones).
+ */
+export const reachOf = (ctx: Pick<AppContext, 'state'>): Reach => ({
+  companyId: ctx.state.company.companyId,
+  boundOrganizationId: ctx.state.principal.boundOrganizationId,
+  test: ctx.state.company.test === true,
+});
