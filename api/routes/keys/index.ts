@@ -31,6 +31,15 @@ const AUTH_FAILURES = {
   403: failure('The API key lacks the keys:manage scope, or a scope it would grant.'),
 };
 export const KEY_NOT_FOUND = 'api key not found';
+export const TEST_KEY_MAKES_TEST_KEYS = 'a test-mode key creates test-mode keys only';
+
+/**
+ * Which keys a caller manages: a test-mode key, its company's test keys only
+ * (test and live are apart: it never lists or revokes a live key); a live key,
+ * all of them (it may make test keys too).
+ */
+const sees = (principal: { test?: boolean | undefined }, key: { test: boolean }) =>
+  principal.test !== true || key.test;
 
 export const listKeysRoute = defineRoute({
   method: 'get',
@@ -42,7 +51,7 @@ export const listKeysRoute = defineRoute({
   responses: { 200: { description: 'Newest first.', schema: KeyListResponseSchema }, ...AUTH_FAILURES },
   async handler(ctx, { keys }) {
     const listed = await keys.list(ctx.state.company.companyId, ctx.state.principal.boundOrganizationId);
-    ctx.body = { success: true, data: listed.map(apiKeyView) };
+    ctx.body = { success: true, data: listed.filter((k) => sees(ctx.state.principal, k)).map(apiKeyView) };
   },
 });
 
@@ -67,6 +76,9 @@ export const createKeyRoute = defineRoute({
     const beyond = body.scopes.filter((scope) => granted && !granted.includes(scope));
     if (beyond.length)
       throw new MailroomError('forbidden', `this API key cannot grant the ${beyond.join(', ')} scope`);
+    // Asking a test key for a live one is refused, not quietly answered with a test key.
+    if (ctx.state.principal.test === true && body.test === false)
+      throw new MailroomError('forbidden', TEST_KEY_MAKES_TEST_KEYS);
     const live = (await keys.list(owner.companyId)).filter((k) => k.revokedAt === null).length;
     if (live >= MAX_LIVE_KEYS_PER_COMPANY)
       throw new MailroomError(
@@ -105,6 +117,12 @@ export const revokeKeyRoute = defineRoute({
     ),
   },
   async handler(ctx, { keys }) {
+    const { principal, company } = ctx.state;
+    const target = (await keys.list(company.companyId, principal.boundOrganizationId)).find(
+      (k) => k.id === ctx.valid.params.id,
+    );
+    // Another mode's key is answered as if it did not exist.
+    if (!target || !sees(principal, target)) throw new MailroomError('not_found', KEY_NOT_FOUND);
     const revoked = await keys.revoke(
       ctx.valid.params.id,
       ctx.state.company.companyId,

@@ -40,13 +40,37 @@ describe('test-mode keys', () => {
     assert.equal((created.body['key'] as Record<string, unknown>)['test'], true);
 
     const testAdmin = await key(true);
-    const minted = await app.post(
+    // Asked for a live one, refused; unasked, a test key.
+    const refused = await app.post(
       '/api/keys',
       { name: 'x', scopes: ['email:send'], test: false },
       { authorization: `Bearer ${testAdmin}` },
     );
+    assert.equal(refused.status, 403);
+    assert.deepEqual(refused.body, { success: false, error: 'a test-mode key creates test-mode keys only' });
+    const minted = await app.post(
+      '/api/keys',
+      { name: 'x', scopes: ['email:send'] },
+      { authorization: `Bearer ${testAdmin}` },
+    );
     assert.equal(minted.status, 201);
     assert.match(String(minted.body['secret']), /^mr_test_/);
+  });
+
+  it('a test key with keys:manage never lists or revokes a live key; a live key manages both', async () => {
+    const live = await key(false);
+    const testAdmin = await key(true);
+    const asTest = await app.get('/api/keys', { authorization: `Bearer ${testAdmin}` });
+    const modes = (asTest.body['data'] as Array<Record<string, unknown>>).map((k) => k['test']);
+    assert.ok(modes.length > 0 && modes.every((t) => t === true), JSON.stringify(modes));
+    const liveId = live.split('_')[1]!;
+    const revoke = await app.delete(`/api/keys/${liveId}`, { authorization: `Bearer ${testAdmin}` });
+    assert.equal(revoke.status, 404);
+    assert.equal((await sendTo('someone@example.com', live)).status, 200, 'the live key still works');
+    const asLive = await app.get('/api/keys', { authorization: `Bearer ${live}` });
+    const liveModes = new Set((asLive.body['data'] as Array<Record<string, unknown>>).map((k) => k['test']));
+    assert.deepEqual([...liveModes].sort(), [false, true]);
+    assert.ok((asLive.body['data'] as Array<Record<string, unknown>>).some((k) => k['id'] === liveId));
   });
 
   it('a test send is recorded, follows the recipient address, and never reaches the provider', async () => {
