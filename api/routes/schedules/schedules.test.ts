@@ -132,6 +132,13 @@ describe('recurring schedules', () => {
     }
   });
 
+  it('takes time zones by their current IANA names as well as their older ones', () => {
+    for (const zone of ['Asia/Kolkata', 'Asia/Calcutta', 'Europe/Kyiv', 'Etc/UTC', 'US/Pacific', 'UTC'])
+      assert.equal(specOf({ every: '1h', timezone: zone }, 60).spec.timezone, zone);
+    for (const zone of ['Mars/Olympus', '+05:00', ''])
+      assert.throws(() => specOf({ every: '1h', timezone: zone }, 60), /IANA time zone/, zone);
+  });
+
   it('an every below SCHEDULE_MIN_INTERVAL_SECONDS is refused', () => {
     assert.throws(() => specOf({ every: '30s' }, 60), /every must be at least 60 seconds/);
     assert.deepEqual(specOf({ every: '2m' }, 60).spec.intervals, [{ every: '120s' }]);

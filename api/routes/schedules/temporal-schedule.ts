@@ -38,7 +38,21 @@ export interface SpecFields {
 }
 
 const UNIT_SECONDS = { s: 1, m: 60, h: 3_600, d: 86_400 } as const;
-const TIME_ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+/**
+ * An IANA time zone name: one ICU knows, by its current or an older name
+ * (`Intl.supportedValuesOf` lists one name per zone, and ICU's canonical names
+ * lag the database: it lists Asia/Calcutta, not Asia/Kolkata). Temporal
+ * checks the name again against its own copy of the database.
+ */
+function isTimeZone(name: string): boolean {
+  if (name === 'UTC') return true;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return /^[A-Za-z]/.test(name);
+  } catch {
+    return false;
+  }
+}
 
 /** The schedule's spec, checked: exactly one of cron and every, every ≥ the minimum, a known time zone. */
 export function specOf(
@@ -48,7 +62,7 @@ export function specOf(
   if ((fields.cron === undefined) === (fields.every === undefined))
     throw new HttpError(400, SCHEDULE_SPEC_REQUIRED);
   const timezone = fields.timezone ?? 'UTC';
-  if (!TIME_ZONES.has(timezone)) throw new HttpError(400, TIMEZONE_INVALID);
+  if (!isTimeZone(timezone)) throw new HttpError(400, TIMEZONE_INVALID);
   if (fields.every !== undefined) {
     const unit = fields.every.slice(-1) as keyof typeof UNIT_SECONDS;
     const seconds = Number(fields.every.slice(0, -1)) * UNIT_SECONDS[unit];
