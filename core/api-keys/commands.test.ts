@@ -66,7 +66,7 @@ describe('npm run keys', () => {
     const id = key.split('_')[1]!;
     const listed = await runKeyCommand(store, ['list', '--company', company]);
     assert.equal(listed.length, 1);
-    assert.match(listed[0]!, new RegExp(`^${id}  live  company=${company}`));
+    assert.match(listed[0]!, new RegExp(`^${id}  active  company=${company}`));
     assert.equal(listed[0]!.includes(parseKey(key)!.secret), false);
     assert.deepEqual(await runKeyCommand(store, ['revoke', id]), [
       `revoked ${id}: requests with it are refused within seconds`,

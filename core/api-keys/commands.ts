@@ -19,6 +19,7 @@ export const USAGE = [
   '       npm run keys -- list [--company <uuid>]',
   '       npm run keys -- revoke <id>',
   '       npm run keys -- quota --company <uuid> [--daily <n>|none]',
+  '       npm run keys -- senders --company <uuid> [--allow <domain|address>,…|none]',
   `scopes: ${SCOPES.join(', ')}`,
 ].join('\n');
 
@@ -97,7 +98,7 @@ async function list(store: KeyStore, company: string | undefined): Promise<strin
 const describeKey = (key: ApiKey): string =>
   [
     key.id,
-    key.revokedAt ? 'revoked' : 'live',
+    key.revokedAt ? 'revoked' : 'active',
     `company=${key.companyId}`,
     `organization=${key.organizationId ?? '-'}`,
     `name=${JSON.stringify(key.name)}`,
