@@ -75,9 +75,10 @@ export const updateScheduleRoute = defineRoute({
     );
     const current = viewSchedule(def, desc);
     const timing = body.cron !== undefined || body.every !== undefined || body.timezone !== undefined;
+    // A new cron or every keeps the schedule's time zone unless the body names one.
     const fields: SpecFields =
       body.cron !== undefined || body.every !== undefined
-        ? body
+        ? { cron: body.cron, every: body.every, timezone: body.timezone ?? current.timezone }
         : {
             cron: current.cron ?? undefined,
             every: current.every ?? undefined,

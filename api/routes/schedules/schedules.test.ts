@@ -88,6 +88,13 @@ describe('recurring schedules', () => {
     const { scheduleId, nextRunAt, cron } = scheduleOf(created.body);
     assert.equal(cron, '0 9 * * MON');
     assert.ok(nextRunAt.length > 0);
+    // A new cron keeps the time zone the body does not name.
+    const moved = await h.request('PATCH', `${base}/${scheduleId}`, { cron: '0 10 * * MON' });
+    assert.equal(moved.status, 200, JSON.stringify(moved.body));
+    assert.deepEqual(
+      [scheduleOf(moved.body).cron, scheduleOf(moved.body).timezone],
+      ['0 10 * * MON', 'Europe/Berlin'],
+    );
     const other = { 'X-Company-Id': randomUUID() };
     for (const [method, body] of [
       ['GET', undefined],
