@@ -55,11 +55,14 @@ export interface KeyStore {
   create(input: NewApiKey): Promise<{ key: ApiKey; plaintext: string }>;
   /** Keys, newest first; of one company when given, and of one of its organizations when given too. */
   list(companyId?: string, organizationId?: string): Promise<ApiKey[]>;
+  /** How many live (unrevoked) keys the company holds. */
+  countLive(companyId: string): Promise<number>;
   /**
-   * Revokes a key (of `companyId` when given, and of its organization
-   * `organizationId` when given too); false when there is no such live key.
+   * Revokes a key (of `companyId` when given, of its organization
+   * `organizationId` when given too, and a test key only when `testOnly`);
+   * false when there is no such live key.
    */
-  revoke(id: string, companyId?: string, organizationId?: string): Promise<boolean>;
+  revoke(id: string, companyId?: string, organizationId?: string, testOnly?: boolean): Promise<boolean>;
   /** The live key a presented plaintext proves, or undefined (unknown, revoked, wrong secret, malformed). */
   verify(plaintext: string): Promise<ApiKey | undefined>;
 }
@@ -130,9 +133,12 @@ export function createKeyStore(db: Db, logger: Logger): KeyStore {
         .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
     },
 
-    async revoke(id, companyId, organizationId) {
+    countLive: (companyId) => keys.countDocuments({ company_id: companyId.toLowerCase(), revoked_at: null }),
+
+    async revoke(id, companyId, organizationId, testOnly = false) {
       const doc = await keys.findOne({ _id: id });
       if (!doc || doc.revoked_at) return false;
+      if (testOnly && doc.test !== true) return false;
       if (companyId !== undefined && doc.company_id !== companyId.toLowerCase()) return false;
       if (organizationId !== undefined && doc.organization_id !== organizationId.toLowerCase()) return false;
       await keys.updateOne({ _id: id }, { $set: { revoked_at: new Date() } });
