@@ -236,7 +236,7 @@ export const idempotencyKeySchema = (description: string) =>
   Type.String({
     minLength: 1,
     maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
-    pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+    pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$',
     description,
   });
 

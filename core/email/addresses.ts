@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
+import { hasControlCharacters } from '../validation.ts';
 
 /**
  * Email addresses and recipient lists: parsing, normalizing and checking.
@@ -21,19 +22,14 @@ const emailFormat = ajv.compile<string>({ type: 'string', format: 'email' });
 
 /** RFC 5321 caps a path at 254 characters. */
 export const MAX_ADDRESS_LENGTH = 254;
-/**
- * CR, LF and the other control characters (C0, DEL, C1) and the Unicode line
- * and paragraph separators: never allowed in a header value (header injection).
- */
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 export function isValidAddress(email: string): boolean {
-  return email.length <= MAX_ADDRESS_LENGTH && !CONTROL_CHARS.test(email) && emailFormat(email);
+  return email.length <= MAX_ADDRESS_LENGTH && !hasControlCharacters(email) && emailFormat(email);
 }
 
 export function isValidDisplayName(name: string): boolean {
-  return !CONTROL_CHARS.test(name);
+  // Header-bound: control characters would allow header injection.
+  return !hasControlCharacters(name);
 }
 
 /** Any of the interface's four recipient forms → a flat list (empty for undefined). */

@@ -82,9 +82,7 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principa
         throw new MailroomError('validation', invalidField('id', 'must be a string'));
       // Said of the item, not of the request body the send would call it.
       if (!isPlainObject(item)) throw new MailroomError('validation', BULK_ITEM_NOT_OBJECT);
-      const rest = isPlainObject(item)
-        ? Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'id'))
-        : item;
+      const rest = Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'id'));
       const sent = await deps.send(rest, principal);
       return withId({
         success: true,
