@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import proxyaddr from 'proxy-addr';
-import { firstProblem, httpOrigin, isSenderEntry, schemaErrors } from './validation.ts';
+import { firstProblem, httpOrigin, isSenderEntry, normalizeSenderEntry, schemaErrors } from './validation.ts';
 import type { LOG_LEVELS } from './config-env.ts';
 import { EnvSchema, type AuthMode, type Env } from './config-env.ts';
 
@@ -181,12 +181,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     emailFrom: e.EMAIL_FROM,
     allowedSenders: list(e.ALLOWED_SENDERS ?? '').map((value) => {
-      if (!isSenderEntry(value.toLowerCase()))
+      const entry = normalizeSenderEntry(value);
+      if (!isSenderEntry(entry))
         throw fail(
           'ALLOWED_SENDERS',
           'must be a comma list of domains (acme.com) or addresses (billing@acme.com)',
         );
-      return value.toLowerCase();
+      return entry;
     }),
     blockedEmailDomains: list(e.BLOCKED_EMAIL_DOMAINS).map((d) => d.toLowerCase()),
     workerConcurrency: e.WORKER_CONCURRENCY,

@@ -35,7 +35,7 @@ export interface SenderPolicy {
 export interface SenderPolicyOptions {
   /** EMAIL_FROM's address. */
   defaultFrom: string;
-  /** ALLOWED_SENDERS. */
+  /** ALLOWED_SENDERS, normalized (config.ts). */
   allowed: readonly string[];
   /** With nothing listed anywhere, any `from` goes (trusted-headers mode). */
   openWhenUnlisted: boolean;
@@ -54,7 +54,7 @@ const NONE: readonly string[] = [];
 export function createSenderPolicy(db: Db, options: SenderPolicyOptions): SenderPolicy {
   const collection: Collection<SendersDoc> = db.collection('company_senders');
   const cache = new LRUCache<string, readonly string[]>({ max: 10_000, ttl: SENDERS_CACHE_MS });
-  const deployment = options.allowed.map(normalizeEntry);
+  const deployment = options.allowed;
   const defaultFrom = options.defaultFrom.toLowerCase();
 
   async function entriesOf(companyId: string): Promise<readonly string[]> {
