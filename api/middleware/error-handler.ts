@@ -35,9 +35,6 @@ export const METHOD_NOT_ALLOWED = 'method not allowed';
  */
 export function errorHandler(logger: Logger) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
-    // The request as it came: while a body is read, `ctx.req` is the bounded
-    // stream in front of it (json-body.ts), which has no socket of its own.
-    const request = ctx.req;
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null) answerUnrouted(ctx);
@@ -48,7 +45,7 @@ export function errorHandler(logger: Logger) {
       if (isMailroomError(err) && err.retryAfterSeconds !== undefined)
         ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))));
       ctx.body = { success: false, error: message };
-      if (!request.complete) closeAfterLingering(request, ctx.res);
+      if (!ctx.req.complete) closeAfterLingering(ctx.req, ctx.res);
     }
   };
 }

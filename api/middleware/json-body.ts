@@ -73,15 +73,15 @@ export function jsonBody(body: BodyLimits, receiveMs: number): Middleware<AppSta
       compressed: !body.signed,
       receiveMs,
     };
-    // koa-bodyparser (co-body) reads `ctx.req`: for the parse, that is the
-    // bounded, decoded stream in front of the request.
-    const request = ctx.req;
-    ctx.req = boundedBody(request, bounds) as unknown as typeof ctx.req;
-    try {
-      await parse(ctx, async () => undefined);
-    } finally {
-      ctx.req = request;
-    }
+    // koa-bodyparser (co-body) reads the body from `ctx.req`: it parses a view
+    // of the context whose `req` is the bounded, decoded stream in front of the
+    // request (and whose `request` is the context's own, where the body lands).
+    // The context itself keeps its request: the error handler and the deadline
+    // look at its socket and whether it all arrived, even mid-parse.
+    const view = Object.create(ctx, {
+      req: { value: boundedBody(ctx.req, bounds) },
+    }) as typeof ctx;
+    await parse(view, async () => undefined);
     await next();
   };
   return [requireJson, read];

@@ -26,8 +26,6 @@ export function requestDeadline(deadlineMs: number, exempt: readonly string[] = 
   return async function withDeadline(ctx: Context, next: Next): Promise<void> {
     if (exempt.some((prefix) => ctx.path.startsWith(prefix))) return next();
     let timer: NodeJS.Timeout | undefined;
-    // As it came: while its body is read, `ctx.req` is the stream in front of it.
-    const request = ctx.req;
     const handled = next();
     // The handler's own outcome after the deadline has nobody to go to.
     handled.catch(() => undefined);
@@ -35,7 +33,7 @@ export function requestDeadline(deadlineMs: number, exempt: readonly string[] = 
       timer = setTimeout(
         () =>
           reject(
-            request.complete
+            ctx.req.complete
               ? new MailroomError('unavailable', REQUEST_DEADLINE_PASSED, {
                   retryAfterSeconds: RETRY_AFTER_SECONDS,
                 })
