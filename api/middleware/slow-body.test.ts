@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startGatewayProcess, type GatewayProcess } from '../../test/support/gateway-process.ts';
+import { until } from '../../test/support/until.ts';
 import { BODY_NOT_RECEIVED } from './body-stream.ts';
 import { LINGER_MS } from './error-handler.ts';
 
@@ -96,8 +97,7 @@ describe('slow request bodies', () => {
         request.socket.write(body.slice(at, at + 300));
         await sleep(200);
       }
-      const deadline = Date.now() + 10_000;
-      while (!request.answered().includes('\r\n\r\n') && Date.now() < deadline) await sleep(50);
+      await until('the answer', async () => request.answered().includes('\r\n\r\n'), 10_000, 50);
       request.socket.destroy();
       // Read whole and validated: the route's own answer, not a 408.
       assert.notEqual(statusOf(request.answered()), 408, request.answered());
