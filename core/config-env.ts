@@ -16,7 +16,7 @@ export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 3000 }),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   WORKER_METRICS_ADDRESS: Type.Optional(Type.String({ pattern: '^[^\\s]+:\\d+$' })),
-  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, pattern: '^\\S+$' })),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
   MONGODB_URI: Type.String({
     pattern: '^mongodb(\\+srv)?://',

@@ -252,6 +252,24 @@ describe('GET /metrics in AUTH_MODE=api-key', () => {
       assert.equal((await fetch(`${app.url}/metrics`)).status, 401);
       const scrape = await Scrape.of(`${app.url}/metrics`, { authorization: `Bearer ${token}` });
       assert.ok(scrape.has('process_cpu_user_seconds_total'));
+      // The scheme's name is case-insensitive (RFC 9110), as for API keys; the token is not.
+      for (const authorization of [`bearer ${token}`, `BEARER  ${token}`])
+        assert.equal(
+          (await fetch(`${app.url}/metrics`, { headers: { authorization } })).status,
+          200,
+          authorization,
+        );
+      for (const authorization of [
+        `Bearer ${token.toUpperCase()}`,
+        `Bearer ${token} x`,
+        `Basic ${token}`,
+        token,
+      ])
+        assert.equal(
+          (await fetch(`${app.url}/metrics`, { headers: { authorization } })).status,
+          401,
+          authorization,
+        );
     } finally {
       await app.close();
     }

@@ -3,6 +3,7 @@ import proxyaddr from 'proxy-addr';
 import type { KeyStore } from '../../core/api-keys/key-store.ts';
 import type { Config } from '../../core/config.ts';
 import { MailroomError } from '../../core/errors.ts';
+import { bearerToken } from '../../core/bearer.ts';
 import {
   callerOf,
   checkIdentity,
@@ -56,7 +57,6 @@ export interface RouteAuth {
 const unauthorized = () => new MailroomError('unauthorized', UNAUTHORIZED);
 export const NEEDS_COMPANY_WIDE_KEY =
   'this API key is bound to an organization; this route acts for the whole company and needs a company-wide key';
-const BEARER = /^bearer +(\S+)$/i;
 
 /**
  * Establishes `ctx.state.principal`: who is calling, whether that is proven,
@@ -103,7 +103,7 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
       ctx.state.principal = { caller: {}, authenticated: false, clientIp };
       return next();
     }
-    const token = BEARER.exec(presented)?.[1];
+    const token = bearerToken(presented);
     const key = token ? await deps.keys.verify(token) : undefined;
     if (!key) throw unauthorized();
     const accepted: readonly Scope[] = typeof auth.scope === 'string' ? [auth.scope] : auth.scope;
