@@ -22,6 +22,9 @@ export const SCHEDULE_NOT_FOUND = 'schedule not found';
 export const SCHEDULE_SPEC_REQUIRED = 'exactly one of cron and every is required';
 export const TIMEZONE_INVALID = 'timezone must be an IANA time zone name, e.g. Europe/Berlin';
 export const scheduleInvalid = (cause: string): string => `schedule is not valid: ${cause}`;
+/** 409 when a company already holds the most schedules of a workflow it may (api/routes/schedules/collection.ts). */
+export const tooManySchedules = (workflowName: string, max: number): string =>
+  `a company may hold at most ${max} schedules of ${workflowName}; delete one first`;
 export const everyTooShort = (seconds: number): string => `every must be at least ${seconds} seconds`;
 export const WAIT_INVALID = 'wait must be a whole number of seconds from 1 to 60';
 export const controlCharacters = (field: string): string => `${field} must not contain control characters`;

@@ -1,4 +1,8 @@
+import type { Client } from '@temporalio/client';
+import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
+import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
+import { tooManySchedules } from '../../../core/workflows/workflow-messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { COMPANY_ID } from '../../../core/workflows/search-attributes.ts';
 import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
@@ -21,8 +25,29 @@ import {
   withTemporal,
 } from './temporal-schedule.ts';
 
-/** A listing shows at most this many schedules (a company keeps a handful per workflow). */
-const MAX_LISTED = 100;
+/**
+ * A company holds at most this many schedules of one workflow, test and live
+ * together (each is a Temporal Schedule, with its own scheduler on the
+ * cluster): a company keeps a handful, and the cap keeps one from filling
+ * the cluster. Counted in Temporal's visibility, which is eventually
+ * consistent: creates racing each other may pass it by a few.
+ */
+export const MAX_SCHEDULES_PER_WORKFLOW = 100;
+/** A listing reads up to twice the cap, so it shows every schedule even after such a race. */
+const MAX_LISTED = 2 * MAX_SCHEDULES_PER_WORKFLOW;
+
+/** The ids of the company's schedules of `def`, as Temporal's visibility lists them: at most `limit`. */
+function companySchedules(temporal: Client, def: WorkflowDefinition, companyId: string, limit: number) {
+  return withTemporal(temporal, async () => {
+    const found: string[] = [];
+    for await (const summary of temporal.schedule.list({ query: companyClause(companyId) })) {
+      if (summary.action?.type === 'startWorkflow' && summary.action.workflowType === def.workflowType)
+        found.push(summary.scheduleId);
+      if (found.length >= limit) break;
+    }
+    return found;
+  });
+}
 
 /** POST /api/workflow/:workflowName/schedules: a recurring schedule of runs acting as the caller's company. */
 export const createScheduleRoute = defineRoute({
@@ -44,6 +69,9 @@ export const createScheduleRoute = defineRoute({
     ...WORKFLOW_AUTH_FAILURES,
     403: failure('The API key lacks the workflows:schedule scope, or the input names another caller.'),
     404: failure('Unknown workflow name.'),
+    409: failure(
+      `The company holds ${MAX_SCHEDULES_PER_WORKFLOW} schedules of this workflow already; delete one first.`,
+    ),
     500: failure('Temporal could not create the schedule.'),
   },
   async handler(ctx, { temporal, config }) {
@@ -54,6 +82,9 @@ export const createScheduleRoute = defineRoute({
     const input = validateWorkflowInput(def, body.input, caller, {
       blockedDomains: config.blockedEmailDomains,
     });
+    const held = await companySchedules(temporal, def, caller.companyId, MAX_SCHEDULES_PER_WORKFLOW);
+    if (held.length >= MAX_SCHEDULES_PER_WORKFLOW)
+      throw new HttpError(409, tooManySchedules(def.name, MAX_SCHEDULES_PER_WORKFLOW));
     const scheduleId = newScheduleId(def);
     const handle = await withTemporal(temporal, () =>
       temporal.schedule.create({
@@ -78,7 +109,7 @@ export const listSchedulesRoute = defineRoute({
   path: '/api/workflow/:workflowName/schedules',
   operationId: 'listWorkflowSchedules',
   summary: "The company's schedules of a workflow",
-  description: `At most ${MAX_LISTED}.`,
+  description: `All of them: a company holds at most ${MAX_SCHEDULES_PER_WORKFLOW} schedules of a workflow.`,
   tag: 'workflow',
   auth: WORKFLOW_AUTH.read,
   params: WorkflowNameParams,
@@ -92,16 +123,8 @@ export const listSchedulesRoute = defineRoute({
   async handler(ctx, { temporal }) {
     const def = ctx.state.workflow;
     const reach = reachOf(ctx);
-    // Ownership is checked again per schedule (findSchedule).
-    const ids = await withTemporal(temporal, async () => {
-      const found: string[] = [];
-      for await (const summary of temporal.schedule.list({ query: companyClause(reach.companyId) })) {
-        if (summary.action?.type === 'startWorkflow' && summary.action.workflowType === def.workflowType)
-          found.push(summary.scheduleId);
-        if (found.length >= MAX_LISTED) break;
-      }
-      return found;
-    });
+    // Ownership (organization, test or live) is checked again per schedule (findSchedule).
+    const ids = await companySchedules(temporal, def, reach.companyId, MAX_LISTED);
     const schedules = await Promise.all(
       ids.map((id) =>
         findSchedule(temporal, def, id, reach).then(

@@ -20,6 +20,7 @@ import {
 
 const ITEM_PATH = '/api/workflow/:workflowName/schedules/:scheduleId';
 const NOT_FOUND = failure("Unknown workflow or schedule, or another company's schedule.");
+const BAD_ID = failure('A scheduleId longer than 200 characters.');
 
 /** GET one schedule: its spec, input, state, next and recent runs. */
 export const readScheduleRoute = defineRoute({
@@ -32,6 +33,7 @@ export const readScheduleRoute = defineRoute({
   params: ScheduleParams,
   responses: {
     200: { description: 'The schedule.', schema: ScheduleResponseSchema },
+    400: BAD_ID,
     ...WORKFLOW_AUTH_FAILURES,
     403: failure('The API key lacks the workflows:read scope.'),
     404: NOT_FOUND,
@@ -57,7 +59,7 @@ export const updateScheduleRoute = defineRoute({
   body: { schema: UpdateScheduleBody, limit: '64kb', validate: true },
   responses: {
     200: { description: 'The schedule as changed.', schema: ScheduleResponseSchema },
-    400: failure('Invalid spec, time zone or input.'),
+    400: failure('Invalid spec, time zone or input, or a scheduleId longer than 200 characters.'),
     ...WORKFLOW_AUTH_FAILURES,
     403: failure('The API key lacks the workflows:schedule scope, or the input names another caller.'),
     404: NOT_FOUND,
@@ -122,6 +124,7 @@ export const deleteScheduleRoute = defineRoute({
   params: ScheduleParams,
   responses: {
     200: { description: 'Deleted.', schema: ScheduleDeletedSchema },
+    400: BAD_ID,
     ...WORKFLOW_AUTH_FAILURES,
     403: failure('The API key lacks the workflows:schedule scope.'),
     404: NOT_FOUND,

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { until } from '../../../test/support/until.ts';
 import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
 import { specOf } from './temporal-schedule.ts';
 
@@ -121,6 +122,49 @@ describe('recurring schedules', () => {
     assert.equal((await h.request('DELETE', `${base}/${scheduleId}`)).status, 200);
   });
 
+  it('a company holds at most 100 schedules of a workflow (409 past that), and the list shows them all', async () => {
+    const company = { 'X-Company-Id': randomUUID() };
+    const create = () =>
+      h.request(
+        'POST',
+        base,
+        { cron: '0 9 1 1 *', paused: true, input: { ...einInput(), companyId: company['X-Company-Id'] } },
+        company,
+      );
+    const ids: string[] = [];
+    for (let batch = 0; batch < 10; batch++)
+      for (const res of await Promise.all(Array.from({ length: 10 }, create))) {
+        assert.equal(res.status, 201, JSON.stringify(res.body));
+        ids.push(scheduleOf(res.body).scheduleId);
+      }
+    const listed = async () =>
+      ((await h.request('GET', base, undefined, company)).body['schedules'] as Schedule[]).map(
+        (s) => s.scheduleId,
+      );
+    // Visibility is eventually consistent: the cap counts what it lists.
+    await until('all 100 are listed', async () => (await listed()).length === 100, 30_000, 500);
+    assert.deepEqual((await listed()).sort(), [...ids].sort());
+
+    const refused = await create();
+    assert.equal(refused.status, 409);
+    assert.deepEqual(refused.body, {
+      success: false,
+      error: `a company may hold at most 100 schedules of ${EIN}; delete one first`,
+    });
+    // Another company is not held back by this one's schedules.
+    const theirs = await h.request('POST', base, { cron: '0 9 1 1 *', paused: true, input: einInput() });
+    assert.equal(theirs.status, 201, JSON.stringify(theirs.body));
+
+    assert.equal((await h.request('DELETE', `${base}/${ids.pop()!}`, undefined, company)).status, 200);
+    await until('99 are listed', async () => (await listed()).length === 99, 30_000, 500);
+    const again = await create();
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    ids.push(scheduleOf(again.body).scheduleId);
+
+    for (const id of ids) await h.request('DELETE', `${base}/${id}`, undefined, company);
+    await h.request('DELETE', `${base}/${scheduleOf(theirs.body).scheduleId}`);
+  });
+
   it('validates the spec, the time zone and the input like a trigger', async () => {
     const cases: Array<[unknown, RegExp]> = [
       [{ input: einInput() }, /exactly one of cron and every/],
@@ -136,6 +180,13 @@ describe('recurring schedules', () => {
       const res = await h.request('POST', base, body);
       assert.equal(res.status, 400, JSON.stringify(body) + JSON.stringify(res.body));
       assert.match(String(res.body['error']), error);
+    }
+    // No schedule id is that long: refused before Temporal is asked, as the reference says.
+    const long = `${base}/${'s'.repeat(201)}`;
+    for (const [method, body] of [['GET'], ['PATCH', { paused: true }], ['DELETE']] as const) {
+      const res = await h.request(method, long, body);
+      assert.equal(res.status, 400, `${method} ${JSON.stringify(res.body)}`);
+      assert.match(String(res.body['error']), /scheduleId/);
     }
   });
 
