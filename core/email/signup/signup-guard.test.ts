@@ -331,6 +331,21 @@ describe('unauthenticated signup links behind a trusted proxy, SIGNUP_LINK_ORIGI
     );
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(app.fake.accepted.length, 1);
+    // Not click-tracked: no anonymous caller gets a gateway-signed redirect to a URL it chose.
+    const html = app.fake.accepted[0]!.body.content.find((c) => c.type === 'text/html')!.value;
+    assert.ok(html.includes('href="https://anywhere.example/reset?token=1"'), html);
+    assert.doesNotMatch(html, /\/api\/email\/click\//);
+  });
+
+  it('an authenticated send of the same template is still click-tracked', async () => {
+    const res = await app.post(
+      '/api/email/send',
+      signupBody('password-reset', { RESET_URL: 'https://anywhere.example/reset?token=2' }),
+      { 'x-company-id': randomUUID(), 'x-organization-id': randomUUID(), 'x-user-id': randomUUID() },
+    );
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const html = app.fake.accepted.at(-1)!.body.content.find((c) => c.type === 'text/html')!.value;
+    assert.match(html, /\/api\/email\/click\/[\w-]+\.[\w-]+/);
   });
 
   it('never into the click redirect, and still narrowed (one recipient)', async () => {

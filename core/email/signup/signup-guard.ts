@@ -23,7 +23,9 @@ import type { NormalizedSend } from '../validate.ts';
  * - `config` ones from the configuration, whatever the request says;
  * - `link` ones on an origin of SIGNUP_LINK_ORIGINS (none when it is unset),
  *   and never into Mailroom's own click redirect, which would forward the
- *   reader to any URL a key holder once mailed;
+ *   reader to any URL a key holder once mailed; where every origin is
+ *   allowed (`any`), the links are not click-tracked either, so no anonymous
+ *   caller gets a signed redirect to a URL of its choosing;
  * - `name` and `text` ones plain words (plain-text.ts), as the recipient's
  *   display name;
  * - undeclared ones dropped.
@@ -91,7 +93,10 @@ export function narrowSignupSend(
     data[variable.name] = value;
   }
   // The interface requires a subject; without authentication the template's own is sent.
-  return { ...input, templateData: data, subject: renderSubject(template.id, data) };
+  // With any origin allowed, a tracked link would become a redirect from the gateway's
+  // domain to wherever an anonymous caller pointed it: such links go out as they are.
+  const trackClicks = policy.linkOrigins !== 'any' && input.trackClicks;
+  return { ...input, templateData: data, subject: renderSubject(template.id, data), trackClicks };
 }
 
 /** `value` is a link validate.ts already made canonical (templates/links.ts). */
