@@ -41,6 +41,24 @@ const coercing = new Ajv({
 addFormats.default(coercing);
 const compiledCoercing = new WeakMap<TSchema, ValidateFunction>();
 
+/**
+ * Limits of a field that are checked in code rather than by its schema
+ * (core/email/validate.ts), so each failure gets the interface's own message
+ * in a fixed precedence. Kept under this key, ajv leaves them alone
+ * (`strict: false`), and the OpenAPI document states them as the JSON Schema
+ * keywords they are (api/openapi/components.ts): one definition still
+ * serves the check's constant, the reference and a generated client.
+ */
+export const CHECKED_IN_CODE = 'x-checked-in-code';
+
+export function checkedInCode(limits: {
+  minLength?: number;
+  maxLength?: number;
+  maxItems?: number;
+}): Record<typeof CHECKED_IN_CODE, typeof limits> {
+  return { [CHECKED_IN_CODE]: limits };
+}
+
 /** ajv's errors for `value` (none when valid); applies the schema's defaults to `value`. */
 export function schemaErrors(schema: TSchema, value: unknown): readonly ErrorObject[] {
   const validate = validatorFor(schema);

@@ -7,6 +7,7 @@ import {
   StatusResponseSchema,
   TrackBodySchema,
 } from '../../core/email/email-schema.ts';
+import { CHECKED_IN_CODE } from '../../core/validation.ts';
 import { ErrorResponseSchema, OkResponseSchema } from '../route.ts';
 import { CancelResponseSchema, TriggerResponseSchema } from '../routes/workflow/run-schema.ts';
 
@@ -51,9 +52,16 @@ export class Components {
   }
 }
 
-/** A TypeBox schema as plain JSON Schema (TypeBox's symbol keys dropped). */
+/**
+ * A TypeBox schema as plain JSON Schema: TypeBox's symbol keys dropped, and
+ * the limits checked in code (CHECKED_IN_CODE) stated as ordinary keywords.
+ */
 export function plain(schema: unknown): Json {
-  return JSON.parse(JSON.stringify(schema)) as Json;
+  return JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
+    if (typeof value !== 'object' || value === null || !(CHECKED_IN_CODE in value)) return value;
+    const { [CHECKED_IN_CODE]: limits, ...rest } = value as Json;
+    return { ...rest, ...(limits as Json) };
+  }) as Json;
 }
 
 export function pascalCase(name: string): string {

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { checkedInCode } from '../validation.ts';
 
 /**
  * The request and response bodies of the email endpoints as TypeBox schemas:
@@ -41,10 +42,17 @@ const AddressSchema = Type.Union([Type.String({ maxLength: 320 }), NamedAddressS
   description: 'an address string or an {email, name} object',
 });
 
-/** The four recipient forms: an address, `{email, name}`, or a list of either (a list may mix them). */
-export const RecipientsSchema = Type.Union([AddressSchema, Type.Array(AddressSchema)], {
-  description: 'an address string, an {email, name} object or an array of them',
-});
+/**
+ * The four recipient forms: an address, `{email, name}`, or a list of either
+ * (a list may mix them). A message has at most MAX_RECIPIENTS in to, cc and
+ * bcc together, so each list at most that many.
+ */
+export const RecipientsSchema = Type.Union(
+  [AddressSchema, Type.Array(AddressSchema, checkedInCode({ maxItems: MAX_RECIPIENTS }))],
+  {
+    description: 'an address string, an {email, name} object or an array of them',
+  },
+);
 
 export const AttachmentSchema = Type.Object(
   {
@@ -60,7 +68,10 @@ export const AttachmentSchema = Type.Object(
 
 const sendFields = {
   to: RecipientsSchema,
-  subject: Type.String(),
+  subject: Type.String({
+    ...checkedInCode({ minLength: 1, maxLength: SUBJECT_MAX_LENGTH }),
+    description: `At most ${SUBJECT_MAX_LENGTH} characters, one line.`,
+  }),
   template_id: Type.String(),
   template_data: Type.Optional(
     Type.Record(Type.String(), Type.String({ maxLength: TEMPLATE_VALUE_MAX_LENGTH }), {
@@ -72,7 +83,7 @@ const sendFields = {
   reply_to: Type.Optional(Type.String({ maxLength: 400 })),
   cc: Type.Optional(RecipientsSchema),
   bcc: Type.Optional(RecipientsSchema),
-  attachments: Type.Optional(Type.Array(AttachmentSchema)),
+  attachments: Type.Optional(Type.Array(AttachmentSchema, checkedInCode({ maxItems: MAX_ATTACHMENTS }))),
   tags: Type.Optional(
     Type.Array(Type.String({ minLength: 1, maxLength: TAG_MAX_LENGTH }), { maxItems: MAX_TAGS }),
   ),
