@@ -85,6 +85,15 @@ describe('AUTH_MODE=api-key: email routes', () => {
       assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
     }
     assert.equal(app.fake.accepted.length, 0);
+    // Before what the key may do: headers contradicting a key are 401 even where it lacks the
+    // scope, or where a bound key may not go (the company-wide suppression list).
+    for (const [path, presented] of [
+      [`/api/email/status/${randomUUID()}`, key],
+      ['/api/email/suppressions', key],
+    ] as const) {
+      const res = await app.get(path, headers(presented, { 'x-company-id': randomUUID() }));
+      assert.equal(res.status, 401, path);
+    }
   });
 
   it('the seed’s headers are still required with a key: a missing one → 401', async () => {

@@ -106,11 +106,7 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
     const token = bearerToken(presented);
     const key = token ? await deps.keys.verify(token) : undefined;
     if (!key) throw unauthorized();
-    const accepted: readonly Scope[] = typeof auth.scope === 'string' ? [auth.scope] : auth.scope;
-    if (!accepted.some((scope) => key.scopes.includes(scope)))
-      throw new MailroomError('forbidden', `this API key lacks the ${accepted.join(' or ')} scope`);
-    if (auth.companyWide && key.organizationId !== null)
-      throw new MailroomError('forbidden', NEEDS_COMPANY_WIDE_KEY);
+    // Who is calling first (headers that contradict the key: 401), then what it may do (403).
     if (identity.companyId !== undefined && identity.companyId !== key.companyId.toLowerCase())
       throw unauthorized();
     if (
@@ -119,6 +115,11 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
       identity.organizationId !== key.organizationId.toLowerCase()
     )
       throw unauthorized();
+    const accepted: readonly Scope[] = typeof auth.scope === 'string' ? [auth.scope] : auth.scope;
+    if (!accepted.some((scope) => key.scopes.includes(scope)))
+      throw new MailroomError('forbidden', `this API key lacks the ${accepted.join(' or ')} scope`);
+    if (auth.companyWide && key.organizationId !== null)
+      throw new MailroomError('forbidden', NEEDS_COMPANY_WIDE_KEY);
     const companyId = key.companyId.toLowerCase();
     const boundOrganizationId = key.organizationId?.toLowerCase();
     ctx.state.principal = {
