@@ -122,6 +122,9 @@ describe('Idempotency-Key on send and bulk', () => {
     const again = await app.post('/api/email/send', invoiceBody(), keyed(key));
     assert.deepEqual([again.status, again.body], [rejected.status, rejected.body]);
     assert.equal(app.fake.received.length, 1);
+    // Marked like a replayed success: the caller can tell the provider was not asked again.
+    assert.equal(rejected.headers.get('idempotent-replayed'), null);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
   });
 
   it('forgets a key after 24 hours: the same key then sends anew', async () => {

@@ -1,6 +1,6 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/validation.ts';
-import type { RequestKind } from '../../../core/email/idempotency/index.ts';
+import { ReplayedFailure, type RequestKind } from '../../../core/email/idempotency/index.ts';
 import { idempotencyKeySchema } from '../../../core/validation.ts';
 import { failure, type RouteContext, type RouteSpec } from '../../route.ts';
 import type { AppDeps } from '../../types.ts';
@@ -59,7 +59,7 @@ export const IDEMPOTENCY_FAILURES = {
 /**
  * Runs a send or a bulk, once per `Idempotency-Key` when the request carries
  * one (an empty one was refused by validation): a repeat gets the first answer again,
- * marked `Idempotent-Replayed: true`.
+ * success or kept failure, marked `Idempotent-Replayed: true`.
  */
 export async function answerOnce<T>(
   ctx: RouteContext<TObject, TObject, typeof SendHeaders>,
@@ -69,12 +69,13 @@ export async function answerOnce<T>(
 ): Promise<T> {
   const key = ctx.valid.headers['idempotency-key'];
   if (!key) return run();
-  const { result, replayed } = await email.once(ctx.state.principal, {
-    key,
-    kind,
-    body: ctx.request.body,
-    run,
-  });
+  const { result, replayed } = await email
+    .once(ctx.state.principal, { key, kind, body: ctx.request.body, run })
+    .catch((err: unknown) => {
+      // A kept failure (the provider refused the message) is a replay too.
+      if (err instanceof ReplayedFailure) ctx.set('Idempotent-Replayed', 'true');
+      throw err;
+    });
   if (replayed) ctx.set('Idempotent-Replayed', 'true');
   return result;
 }

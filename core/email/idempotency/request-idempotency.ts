@@ -14,6 +14,11 @@ import {
   IDEMPOTENCY_KEY_UNFINISHED,
 } from '../email-messages.ts';
 
+/** The first request's failure, answered again to a later request with its key (a replay, like a success's). */
+export class ReplayedFailure extends MailroomError {
+  readonly replayed = true;
+}
+
 /**
  * `Idempotency-Key` on POST /api/email/send and /api/email/bulk: the same key
  * from the same company with the same body answers the first response again
@@ -214,7 +219,7 @@ export function createRequestIdempotency(db: Db, records: RecordStore, logger: L
       await noteOnRecords(doc.email_ids, { $inc: { request_key_seen: 1 } });
     });
     const answer = doc.answer ?? {};
-    if (answer.error) throw new MailroomError(answer.error.kind, answer.error.message);
+    if (answer.error) throw new ReplayedFailure(answer.error.kind, answer.error.message);
     return { result: answer.result as T, replayed: true };
   }
 
