@@ -10,6 +10,7 @@ import { createWebhooks } from '../core/webhooks/index.ts';
 import { createApp } from './app.ts';
 import { metricsApp, metricsStartupNotice } from './middleware/metrics.ts';
 import { startScheduledOutbox, type OutboxHandle } from './routes/email/scheduled-runs.ts';
+import { answerClientErrors } from './client-errors.ts';
 import { applyServerTimeouts } from './server-timeouts.ts';
 
 /**
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
   outbox = startScheduledOutbox({ temporal, config, email, logger });
   server = app.listen(config.port);
   applyServerTimeouts(server);
+  answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server!.once('listening', resolve);
     server!.once('error', reject);

@@ -100,6 +100,7 @@ export const cancelScheduledRoute = defineRoute({
   }),
   responses: {
     200: { description: 'Cancelled.', schema: CancelScheduledResponseSchema },
+    400: failure('An email_id over 100 characters.'),
     ...AUTH_FAILURES,
     404: failure('Unknown, not scheduled, or another company’s.'),
     409: failure('Already sent, being sent, or failed.'),
