@@ -32,6 +32,21 @@ export const DOCS_HTML = `<!doctype html>
 `;
 
 /**
+ * What the page may load: only from the gateway (Redoc's styles are inline,
+ * its search runs in a blob: worker). Redoc's "API docs by Redocly" link
+ * shows an image from Redocly's CDN; the browser does not fetch it.
+ */
+const DOCS_CSP = [
+  "default-src 'self'",
+  "img-src 'self' data: blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "font-src 'self' data:",
+  "worker-src 'self' blob:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
  * GET /openapi.json, GET /docs and the docs page's script. `routes` is read
  * when the document is first asked for (it includes these routes themselves),
  * and the document is built once.
@@ -69,6 +84,7 @@ export function referenceRoutes(routes: () => readonly RouteSpec[]): RouteSpec[]
       responses: { 200: { description: 'An HTML page rendering /openapi.json.', contentType: 'text/html' } },
       handler(ctx) {
         ctx.type = 'text/html; charset=utf-8';
+        ctx.set('Content-Security-Policy', DOCS_CSP);
         ctx.body = DOCS_HTML;
       },
     }),

@@ -5,9 +5,9 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { captureInto } from '../../../infra/mail-sink.ts';
-import { CHROMIUM, locate } from '../../../infra/system-packages.ts';
 import { TEMPLATES } from '../../../templates/index.ts';
 import { SAMPLE_DATA } from '../../../templates/samples.ts';
+import { chromiumExecutable } from '../../../test/support/chromium.ts';
 import { useEmailApp } from '../../../test/support/email-app.ts';
 
 /**
@@ -19,15 +19,6 @@ import { useEmailApp } from '../../../test/support/email-app.ts';
  * The screenshots go to a temporary folder; to refresh the ones in the docs:
  *   DEV_SCREENSHOTS_DIR=docs/images npm run test:only -- api/routes/dev/inbox.browser.test.ts
  */
-
-/** Chromium from CHROMIUM_PATH or the PATH; a clear failure (never a skip) without one. */
-function chromiumExecutable(): string {
-  const found = locate(CHROMIUM);
-  if (found) return found;
-  throw new Error(
-    "no Chromium on the PATH (or CHROMIUM_PATH): npm test installs Debian's `chromium` as root; otherwise `sudo apt-get install -y --no-install-recommends chromium`",
-  );
-}
 
 /** A screenshot of the page, checked to be a real image, kept in DEV_SCREENSHOTS_DIR (else a temporary folder). */
 async function screenshot(page: Page, name: string): Promise<void> {
