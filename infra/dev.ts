@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { fileURLToPath } from 'node:url';
 import { devKey } from './dev-key.ts';
@@ -42,6 +42,8 @@ if (existsSync(join(ROOT, '.env'))) {
 
 const env = process.env;
 const DATA = resolve(ROOT, env['DEV_DATA_DIR'] || '.data');
+/** DATA as the banner names it: relative to the checkout when inside it (`.data`), else absolute. */
+const SHOWN_DATA = relative(ROOT, DATA).startsWith('..') ? DATA : relative(ROOT, DATA) || '.';
 const port = Number(env['PORT'] || 3000);
 const ports = {
   temporal: Number(env['DEV_TEMPORAL_PORT'] || 7233),
@@ -120,7 +122,7 @@ async function main(): Promise<void> {
     childEnv['TEMPORAL_ADDRESS'] = temporal.address;
     say(
       'temporal',
-      `Temporal dev server on ${temporal.address}, Web UI ${temporal.uiUrl} (history: .data/temporal.db)`,
+      `Temporal dev server on ${temporal.address}, Web UI ${temporal.uiUrl} (history: ${join(SHOWN_DATA, 'temporal.db')})`,
     );
   } else {
     say('temporal', `using TEMPORAL_ADDRESS=${env['TEMPORAL_ADDRESS']}`);
@@ -128,7 +130,10 @@ async function main(): Promise<void> {
   if (mongo) {
     services.push(mongo);
     childEnv['MONGODB_URI'] = `${mongo.uri}/mailroom`;
-    say('mongo', `MongoDB protocol (FerretDB) on ${mongo.uri}/mailroom (data: .data/mongo/)`);
+    say(
+      'mongo',
+      `MongoDB protocol (FerretDB) on ${mongo.uri}/mailroom (data: ${join(SHOWN_DATA, 'mongo')}/)`,
+    );
   } else {
     say('mongo', 'using MONGODB_URI from the environment');
   }
@@ -152,7 +157,7 @@ async function main(): Promise<void> {
     childEnv['DEV_INBOX_DIR'] = sink.dir;
     say(
       'mail',
-      `no SENDGRID_API_KEY: mail goes to the local sink (${sink.url}), saved in .data/mail/ — nothing is delivered`,
+      `no SENDGRID_API_KEY: mail goes to the local sink (${sink.url}), saved in ${join(SHOWN_DATA, 'mail')}/ — nothing is delivered`,
     );
     say('mail', `dev inbox: ${inboxUrl} · template gallery: http://localhost:${port}/dev/templates`);
     say('mail', 'set SENDGRID_API_KEY (environment or .env) to send through real SendGrid');

@@ -166,6 +166,12 @@ async function lastStatus(): Promise<number> {
 }
 
 describe('README tour', () => {
+  it('npm run dev names where it keeps its data: DEV_DATA_DIR when set', () => {
+    const data = join(scratch, '.data');
+    for (const where of [join(data, 'temporal.db'), `${join(data, 'mongo')}/`, `${join(data, 'mail')}/`])
+      assert.ok(devOutput.includes(where), `${where} in:\n${devOutput.slice(0, 3000)}`);
+  });
+
   it('finds the tour and the answers it shows', async () => {
     const steps = tourSteps(await readFile(join(ROOT, 'README.md'), 'utf8'));
     assert.ok(steps.filter((s) => s.expected).length >= 10, 'the tour shows its answers');
