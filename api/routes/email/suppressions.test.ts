@@ -265,6 +265,24 @@ describe('the suppression list', () => {
       await deliver([{ event: 'bounce', email: address, email_id: first }]);
       assert.equal(await reasonOf(address), 'spam_report');
     });
+
+    it('a later manual add keeps a spam report whole; on a manual entry it keeps the note it does not replace', async () => {
+      const complainer = unique('reported');
+      const sent = await sendTo(complainer);
+      await deliver([{ event: 'spamreport', email: complainer, email_id: sent }]);
+      const reported = (await lookup(complainer)).body['data'];
+      const again = await suppress(complainer, { note: 'override' });
+      assert.equal(again.status, 200);
+      assert.deepEqual(again.body['data'], reported, 'the recipient’s own report stands, its email id kept');
+
+      const called = unique('called');
+      await suppress(called, { note: 'asked by phone' });
+      const refreshed = await suppress(called, {});
+      assert.equal(refreshed.status, 200);
+      assert.equal((refreshed.body['data'] as Record<string, unknown>)['detail'], 'asked by phone');
+      const renoted = await suppress(called, { note: 'asked again' });
+      assert.equal((renoted.body['data'] as Record<string, unknown>)['detail'], 'asked again');
+    });
   });
 });
 

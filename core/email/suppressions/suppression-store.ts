@@ -55,8 +55,10 @@ export interface SuppressionStore {
   check(companyId: string, addresses: readonly string[]): Promise<Map<string, SuppressionReason>>;
   get(companyId: string, address: string): Promise<Suppression | undefined>;
   /**
-   * Adds or refreshes an entry. A `bounce` never replaces a `spam_report` or
-   * an `unsubscribe`: the recipient's own choice is the stronger reason to keep.
+   * Adds or refreshes an entry (its reason and source; a detail or email id
+   * given replaces the old one, none keeps it). Nothing but another
+   * `spam_report` or `unsubscribe` replaces one of those: the recipient's
+   * own choice is the stronger reason to keep.
    */
   add(
     entry: Omit<Suppression, 'created_at' | 'updated_at'>,
@@ -136,13 +138,16 @@ export function createSuppressionStore(
       const now = new Date();
       const existing = await entries.findOne({ _id });
       if (existing) {
-        const keep = RECIPIENT_CHOICES.includes(existing.reason) && entry.reason === 'bounce';
+        // The recipient's own choice stands against anything but another such choice.
+        const keep = RECIPIENT_CHOICES.includes(existing.reason) && !RECIPIENT_CHOICES.includes(entry.reason);
         if (keep) return { suppression: view(existing), created: false };
         const updated: SuppressionDoc = {
           ...existing,
-          ...entry,
-          _id,
-          email: existing.email,
+          reason: entry.reason,
+          source: entry.source,
+          // What the new addition does not say (no note, no email) is not erased.
+          detail: entry.detail ?? existing.detail,
+          email_id: entry.email_id ?? existing.email_id,
           updated_at: now,
         };
         await changing(_id, () => entries.replaceOne({ _id }, updated));
