@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 import { temporalNamespace } from './support/env.ts';
+import { operatorCommand } from './support/operator-cli.ts';
 
 const h = new WorkflowHarness();
 before(async () => {
@@ -145,6 +146,43 @@ describe('reset of a send-welcome-email run', () => {
     assert.equal(run.result?.result['message'], 'welcome email sent');
     assert.equal(run.result?.result['emailId'], failed?._id);
     assert.equal(h.fake.accepted.length, 1);
+    assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailSent, true);
+  });
+
+  it('whose email may have gone out: a new run sends nothing until an operator confirms it never went out', async () => {
+    h.fake.reset();
+    h.fake.plan(400);
+    const userId = await newUser();
+    const { body } = await h.trigger(WELCOME, { userId });
+    const runId = body['runId'] as string;
+    await h.waitForStatus(WELCOME, runId, 'failed');
+    // What an attempt that saw no answer leaves once its wait for events ends.
+    const record = await recordFor(runId, 'welcome-email');
+    await emails().updateOne(
+      { _id: record!._id },
+      {
+        $set: { error_kind: 'outcome_unknown', error: 'email outcome unknown: the provider may have it.' },
+      },
+    );
+    const received = h.fake.received.length;
+    const unsure = (await h.trigger(WELCOME, { userId })).body['runId'] as string;
+    const refused = await h.waitForStatus(WELCOME, unsure, 'failed');
+    assert.match(refused.error ?? '', /outcome unknown/);
+    assert.equal(h.fake.received.length, received, 'nothing resent while it may have gone out');
+
+    // The operator finds it missing from the provider's activity feed and says so.
+    const emailsCli = (...args: string[]) => operatorCommand('emails-cli.ts', h.mongoUriForChild(), args);
+    const confirmed = await emailsCli('not-sent', '--email', record!._id);
+    assert.equal(confirmed.code, 0, confirmed.out);
+    assert.match(confirmed.out, /recorded as never taken by the provider/);
+    const again = await emailsCli('not-sent', '--email', record!._id);
+    assert.equal(again.code, 1);
+    assert.match(again.out, /not failed with an unknown outcome/);
+
+    const sent = (await h.trigger(WELCOME, { userId })).body['runId'] as string;
+    const run = await h.waitForStatus(WELCOME, sent, 'completed');
+    assert.equal(run.result?.result['message'], 'welcome email sent');
+    assert.equal(h.fake.accepted.length, 1, 'sent once');
     assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailSent, true);
   });
 

@@ -80,6 +80,9 @@ export const SENT_MESSAGE = 'email sent successfully.';
  */
 export const OUTCOME_UNKNOWN =
   'email outcome unknown: the provider may have accepted it; not resent to avoid a duplicate.';
+/** A send whose outcome was unknown until an operator confirmed it never went out (`npm run emails -- not-sent`). */
+export const CONFIRMED_NOT_SENT =
+  'email not sent: an operator confirmed the provider never took it (its outcome was unknown).';
 /** A keyed send whose last attempt's outcome is unknown, still waiting for the provider's events. */
 export const OUTCOME_PENDING = "email outcome unknown: waiting for the provider's events before deciding.";
 /** The sweeper's verdict on a record that stayed pending and never reached the provider. */

@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { SCOPES, type Scope } from '../../core/identity.ts';
 import type { EmailTestApp } from './email-app.ts';
-
-const run = promisify(execFile);
+import { operatorCommand } from './operator-cli.ts';
 
 /**
  * A new company with one company-wide API key on the test gateway: the
@@ -25,19 +22,8 @@ export async function companyWithKey(app: EmailTestApp, scopes: readonly Scope[]
 }
 
 /** `npm run keys -- …` as the operator runs it: a process on the test gateway's database. */
-export async function keysCommand(
-  app: EmailTestApp,
-  ...args: string[]
-): Promise<{ code: number; out: string }> {
+export function keysCommand(app: EmailTestApp, ...args: string[]): Promise<{ code: number; out: string }> {
   const uri = new URL(process.env['MONGODB_URI']!);
   uri.pathname = `/${app.database.db.databaseName}`;
-  try {
-    const { stdout } = await run('npx', ['tsx', 'infra/keys-cli.ts', ...args], {
-      env: { ...process.env, MONGODB_URI: uri.toString() },
-    });
-    return { code: 0, out: stdout };
-  } catch (err) {
-    const e = err as { code: number; stderr: string };
-    return { code: e.code, out: e.stderr };
-  }
+  return operatorCommand('keys-cli.ts', uri.toString(), args);
 }

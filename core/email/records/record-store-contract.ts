@@ -63,6 +63,14 @@ export interface RecordStore {
    */
   reopenFailed(emailId: string): Promise<EmailRecord | null>;
   /**
+   * An operator saw in the provider's activity feed that a send whose outcome
+   * was unknown never went out: the record stays failed, but as one the
+   * provider never took (`transient`), so a reset run resends it and a new
+   * welcome run sends under a new key. The record after the write, or null
+   * when it is not failed with an unknown outcome.
+   */
+  confirmNotSent(emailId: string): Promise<EmailRecord | null>;
+  /**
    * A failed attempt that will be retried (idempotent sends): stays pending,
    * remembers why. `outcomeKnown`: the provider did not take the message, so
    * the attempt mark is cleared; otherwise it stays (the retry must decide).

@@ -8,6 +8,7 @@ import {
   type TrackedEvent,
 } from './record.ts';
 import { emailIdOfViewKey, viewKeyMatches } from '../tracking/view-key.ts';
+import { CONFIRMED_NOT_SENT } from '../email-messages.ts';
 import { HANDED_OVER_FIELDS, eventUpdate, openUpdate, wasGuessedFailed } from './record-events.ts';
 import {
   announce,
@@ -237,6 +238,15 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
             return failed;
           }),
         (failed) => failed,
+      ),
+
+    confirmNotSent: (emailId) =>
+      lock.run(emailId, () =>
+        emails.findOneAndUpdate(
+          { _id: emailId, status_rank: STATUS_RANK.failed, error_kind: 'outcome_unknown' },
+          { $set: { error: CONFIRMED_NOT_SENT, error_kind: 'transient', updated_at: new Date() } },
+          { returnDocument: 'after' },
+        ),
       ),
 
     reopenFailed: (emailId) =>
