@@ -326,9 +326,14 @@ export const EmailStatusSchema = Type.Object({
   resource_id_ref: Type.Union([Type.String(), Type.Null()]),
   /** The provider that took the message (`sendgrid`, `smtp`); null until one did. */
   provider: Type.Union([Type.String(), Type.Null()]),
-  /** A scheduled email's time (UTC), and `error: cancelled` once cancelled (then `failed`). */
+  /** A scheduled email's time (UTC); `error` says why a `failed` email failed (`cancelled` for a cancelled scheduled one). */
   send_at: Type.Optional(Type.String({ format: 'date-time' })),
-  error: Type.Optional(Type.Literal('cancelled')),
+  error: Type.Optional(
+    Type.String({
+      description:
+        'Why a `failed` email failed: `cancelled` for a cancelled scheduled email; otherwise the reason, e.g. `email provider rejected the message: …` or `email outcome unknown: …` (it may have been sent). Absent for other statuses.',
+    }),
+  ),
   /** A test-mode email (sent with a test key): never handed to a provider. Absent for live ones. */
   test: Type.Optional(Type.Literal(true)),
 });

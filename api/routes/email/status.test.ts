@@ -56,6 +56,24 @@ describe('GET /api/email/status/:email_id', () => {
     assert.ok(Math.abs(Date.now() - Date.parse(String(data['created_at']))) < 60_000);
   });
 
+  it('a failed email says why (error); other statuses carry no error', async () => {
+    app.fake.plan(400); // the provider refuses the next message
+    const refused = await app.post('/api/email/send', invoiceBody());
+    assert.equal(refused.status, 500);
+    const failedId = (await app.database.db
+      .collection<{ _id: string }>('emails')
+      .find({ status_rank: 5 } as never)
+      .sort({ created_at: -1 })
+      .limit(1)
+      .next())!._id;
+    const failed = (await app.get(`/api/email/status/${failedId}`)).body['data'] as Record<string, unknown>;
+    assert.equal(failed['status'], 'failed');
+    assert.equal(failed['error'], refused.body['error']);
+    assert.match(String(failed['error']), /provider rejected/);
+    const sent = (await app.get(`/api/email/status/${emailId}`)).body['data'] as Record<string, unknown>;
+    assert.equal('error' in sent, false);
+  });
+
   it('another company gets 404 email not found.', async () => {
     const res = await app.get(`/api/email/status/${emailId}`, { ...AUTH, 'x-company-id': randomUUID() });
     assert.equal(res.status, 404);

@@ -16,9 +16,13 @@ export function toStatus(record: EmailRecord): EmailStatus {
     resource_type_ref: record.resource_type_ref,
     resource_id_ref: record.resource_id_ref,
     provider: record.provider ?? null,
-    // A scheduled email says when, and that it was cancelled (core/email/send/scheduled-sends.ts).
+    // A scheduled email says when (core/email/send/scheduled-sends.ts).
     ...(record.send_at ? { send_at: record.send_at.toISOString() } : {}),
-    ...(record.error_kind === 'cancelled' ? { error: 'cancelled' as const } : {}),
+    // A failed email says why: `cancelled` for a cancelled scheduled one, else the record's reason
+    // (a caller whose answer was lost tells "outcome unknown", maybe sent, from "not sent").
+    ...(statusOf(record) === 'failed' && (record.error_kind === 'cancelled' || record.error)
+      ? { error: record.error_kind === 'cancelled' ? 'cancelled' : record.error! }
+      : {}),
     ...(record.test === true ? { test: true as const } : {}),
   };
 }
