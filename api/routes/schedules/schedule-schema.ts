@@ -12,7 +12,7 @@ const SPEC_FIELDS = {
       maxLength: 100,
       // Five fields of cron characters, one space apart (minute granularity).
       pattern: '^[0-9A-Za-z*/,?#-]+( [0-9A-Za-z*/,?#-]+){4}$',
-      description: 'Five-field cron expression, e.g. `0 9 * * MON`.',
+      description: 'a five-field cron expression, e.g. 0 9 * * MON',
     }),
   ),
   every: Type.Optional(

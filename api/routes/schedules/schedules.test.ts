@@ -171,7 +171,10 @@ describe('recurring schedules', () => {
       [{ cron: '* * * * *', every: '1h', input: einInput() }, /exactly one of cron and every/],
       [{ every: '0s', input: einInput() }, /every/],
       [{ every: '1h', timezone: 'Mars/Olympus', input: einInput() }, /IANA time zone/],
-      [{ cron: 'every day', input: einInput() }, /cron/],
+      [
+        { cron: 'every day', input: einInput() },
+        /^invalid field cron: must be a five-field cron expression, e\.g\. 0 9 \* \* MON\.$/,
+      ],
       [{ cron: '99 * * * *', input: einInput() }, /schedule is not valid/],
       [{ every: '1h', input: { ...einInput(), recipients: ['not-an-address'] } }, /recipients/],
       [{ every: '1h', input: einInput(), extra: 1 }, /extra/],

@@ -142,7 +142,7 @@ export const listRoute = defineRoute({
       ctx.body = { success: true, workflowName: def.name, runs, nextCursor };
     } catch (err) {
       if (err instanceof HttpError) throw err;
-      throw temporalError(err, 'read workflow run');
+      throw temporalError(err, 'list workflow runs');
     }
   },
 });
