@@ -62,7 +62,17 @@ describe('docker-compose.yml', () => {
     ]) {
       const run = compose(args);
       assert.equal(run.status, 0, `docker-compose ${args.join(' ')}: ${run.stderr}`);
+      // A shell variable written `$name` instead of `$$name` resolves to nothing, with only a warning.
+      assert.doesNotMatch(run.stderr, /variable is not set/, `docker-compose ${args.join(' ')}`);
     }
+  });
+
+  it('creates the search attributes the runs need, each by its name', () => {
+    const command = [resolved('default')['temporal-namespace']!.command].flat().join('\n');
+    assert.match(command, /for name in CompanyId UserId EmailAction EmailId; do/);
+    // `config` prints the file's `$$` escapes as they are: the container's shell sees `$name`.
+    assert.match(command, /grep -qw "\$\$name"/);
+    assert.match(command, /--name "\$\$name" --type Keyword/);
   });
 
   it('refuses to resolve without MAILROOM_SECRET, naming it', () => {
