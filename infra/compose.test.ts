@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { EnvSchema } from '../core/config-env.ts';
 
 /**
  * docker-compose.yml is well-formed where no container engine runs: Debian's
@@ -64,6 +65,31 @@ describe('docker-compose.yml', () => {
       assert.equal(run.status, 0, `docker-compose ${args.join(' ')}: ${run.stderr}`);
       // A shell variable written `$name` instead of `$$name` resolves to nothing, with only a warning.
       assert.doesNotMatch(run.stderr, /variable is not set/, `docker-compose ${args.join(' ')}`);
+    }
+  });
+
+  it('passes every setting of the gateway and the worker on from the shell or .env', () => {
+    // Set per service by the file (metrics listeners) or meaningful under npm run dev only.
+    const notPassed = new Set(['METRICS_PORT', 'WORKER_METRICS_ADDRESS', 'DEV_INBOX_DIR', 'LOG_PRETTY']);
+    const settings = Object.keys(EnvSchema.properties).filter((name) => !notPassed.has(name));
+    const example = readFileSync(join(ROOT, '.env.example'), 'utf8');
+    for (const name of Object.keys(EnvSchema.properties))
+      assert.match(example, new RegExp(`^# ${name}=|^${name}=`, 'm'), `.env.example documents ${name}`);
+    const given = Object.fromEntries(
+      ['EMAIL_RETENTION_DAYS', 'SMTP_URL', 'WEBHOOK_ALLOWED_ADDRESSES'].map((name, i) => [
+        name,
+        `value-${i}`,
+      ]),
+    );
+    const run = compose(['config'], { MAILROOM_SECRET: SECRET, ...given });
+    assert.equal(run.status, 0, run.stderr);
+    const services = (parse(run.stdout) as { services: Record<string, Service> }).services;
+    for (const service of ['api', 'worker']) {
+      const environment = services[service]!.environment ?? {};
+      const missing = settings.filter((name) => !(name in environment));
+      assert.deepEqual(missing, [], `${service} is given every setting`);
+      for (const [name, value] of Object.entries(given))
+        assert.equal(environment[name], value, `${service} ${name}`);
     }
   });
 
