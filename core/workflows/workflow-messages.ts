@@ -36,7 +36,8 @@ export const tooManyAddresses = (fields: readonly string[], max: number): string
 
 /** 500s carry the cause ("message carries the cause"). */
 export const failedTo = (
-  doing: 'start workflow' | 'read workflow run' | 'list workflow runs' | 'cancel workflow run' | 'manage schedule',
+  doing:
+    'start workflow' | 'read workflow run' | 'list workflow runs' | 'cancel workflow run' | 'manage schedule',
   cause: string,
 ) => `failed to ${doing}: ${cause}`;
 
