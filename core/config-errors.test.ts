@@ -33,3 +33,20 @@ describe('configuration errors for a choice', () => {
     );
   });
 });
+
+describe('EMAIL_FROM', () => {
+  const load = (from: string) => () => loadConfig({ MAILROOM_SECRET: TEST_SECRET, EMAIL_FROM: from });
+
+  it('an address or "Name <address>" is taken', () => {
+    for (const from of ['no-reply@acme.com', 'Acme <no-reply@acme.com>', '"Acme, Inc." <no-reply@acme.com>'])
+      assert.equal(load(from)().emailFrom, from);
+  });
+
+  it('anything else stops the start, naming the variable (every send would carry it)', () => {
+    for (const from of ['notanemail', 'Acme <notanemail>', 'Acme <a@b.com', 'a@b.com\r\nBcc: x@y.z'])
+      assert.throws(load(from), {
+        name: 'ConfigError',
+        message: /^invalid configuration: EMAIL_FROM must be an address or "Name <address>"/,
+      });
+  });
+});

@@ -4,6 +4,7 @@ import proxyaddr from 'proxy-addr';
 import { firstProblem, httpOrigin, isSenderEntry, normalizeSenderEntry, schemaErrors } from './validation.ts';
 import type { LOG_LEVELS } from './config-env.ts';
 import { EnvSchema, type AuthMode, type Env } from './config-env.ts';
+import { isValidMailbox, parseMailbox } from './email/addresses.ts';
 
 export type { AuthMode } from './config-env.ts';
 
@@ -149,6 +150,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((item) => item.trim())
       .filter(Boolean);
+  const from = parseMailbox(e.EMAIL_FROM);
+  if (!from || !isValidMailbox(from))
+    throw fail('EMAIL_FROM', 'must be an address or "Name <address>", e.g. Acme <no-reply@acme.com>');
   const publicBaseUrl = withoutTrailingSlashes(e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`);
   if (e.METRICS_PORT !== undefined && e.METRICS_PORT === e.PORT)
     throw fail('METRICS_PORT', 'must differ from PORT (unset it to serve /metrics on PORT)');
