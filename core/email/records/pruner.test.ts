@@ -23,6 +23,7 @@ describe('pruner: records past EMAIL_RETENTION_DAYS', () => {
   let commands: CommandStartedEvent[] = [];
   const emails = () => database.db.collection<{ _id: string; created_at: Date }>('emails');
   const stepKeys = () => database.db.collection<{ _id: string; created_at: Date }>('email_idempotency');
+  const deliveries = () => database.db.collection<{ _id: string; created_at: Date }>('webhook_deliveries');
 
   before(async () => {
     database = await connectDatabase(mongoUri(), uniqueName('pruner'), { monitorCommands: true });
@@ -35,6 +36,7 @@ describe('pruner: records past EMAIL_RETENTION_DAYS', () => {
   beforeEach(async () => {
     await emails().deleteMany({});
     await stepKeys().deleteMany({});
+    await deliveries().deleteMany({});
   });
 
   it('deletes what is older than the retention, oldest first, page by page, by _id; keeps the rest', async () => {
@@ -44,13 +46,15 @@ describe('pruner: records past EMAIL_RETENTION_DAYS', () => {
     for (let i = 0; i < old.length; i += 600) await emails().insertMany(old.slice(i, i + 600));
     await emails().insertMany(young);
     await stepKeys().insertMany([...docs(50, 40), ...docs(20, 1)]);
+    await deliveries().insertMany([...docs(70, 40), ...docs(30, 1)]);
 
     commands = [];
     const result = await pruneExpired(database.db, logger, { retentionDays: 30, page: 500 });
     const pruning = commands.filter((c) => c.databaseName === database.db.databaseName);
-    assert.deepEqual(result, { emails: 1200, email_idempotency: 50 });
+    assert.deepEqual(result, { emails: 1200, email_idempotency: 50, webhook_deliveries: 70 });
     assert.equal(await emails().countDocuments(), 300);
     assert.equal(await stepKeys().countDocuments(), 20);
+    assert.equal(await deliveries().countDocuments(), 30);
     for (const r of [young[0]!, young.at(-1)!]) assert.ok(await emails().findOne({ _id: r._id }));
     assert.equal(await emails().findOne({ _id: old.at(-1)!._id }), null);
 
@@ -75,10 +79,12 @@ describe('pruner: records past EMAIL_RETENTION_DAYS', () => {
     assert.deepEqual(await pruneExpired(database.db, logger, { retentionDays: 0 }), {
       emails: 0,
       email_idempotency: 0,
+      webhook_deliveries: 0,
     });
     assert.deepEqual(await pruneExpired(database.db, logger, { retentionDays: 30, budgetMs: 0 }), {
       emails: 0,
       email_idempotency: 0,
+      webhook_deliveries: 0,
     });
     assert.equal(await emails().countDocuments(), 400);
     assert.equal((await pruneExpired(database.db, logger, { retentionDays: 365 })).emails, 400);

@@ -4,8 +4,10 @@ import { OPEN_WRITE_CHUNK } from './record-store.ts';
 
 /**
  * Retention (EMAIL_RETENTION_DAYS; 0 keeps everything): the worker deletes
- * email records (their events are fields of the record and go with it) and
- * workflow steps' idempotency keys (`email_idempotency`) created more than
+ * email records (their events are fields of the record and go with it),
+ * workflow steps' idempotency keys (`email_idempotency`) and outbound
+ * webhook deliveries with their attempts (`webhook_deliveries`, one per
+ * event and endpoint: as many as the records, or more) created more than
  * that many days ago. docs/storage.md, "What grows and how it is pruned".
  *
  * FerretDB 1.24 has no TTL indexes and scans for any filter but an `_id`
@@ -32,14 +34,14 @@ export const PRUNE_INTERVAL_MS = 10 * 60_000;
 export const PRUNE_BUDGET_MS = 30_000;
 
 /** The collections pruned, each by its `created_at`. */
-export const PRUNED_COLLECTIONS = ['emails', 'email_idempotency'] as const;
+export const PRUNED_COLLECTIONS = ['emails', 'email_idempotency', 'webhook_deliveries'] as const;
 export type PrunedCollection = (typeof PRUNED_COLLECTIONS)[number];
 
 export type PruneResult = Record<PrunedCollection, number>;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** What the pruner reads of a document (string `_id`s: email ids, step keys). */
+/** What the pruner reads of a document (string `_id`s: email ids, step keys, delivery keys). */
 interface Dated {
   _id: string;
   created_at?: Date;
@@ -79,14 +81,14 @@ export async function pruneExpired(
   logger: Logger,
   options: { retentionDays: number; now?: Date; budgetMs?: number; page?: number },
 ): Promise<PruneResult> {
-  const result: PruneResult = { emails: 0, email_idempotency: 0 };
+  const result: PruneResult = { emails: 0, email_idempotency: 0, webhook_deliveries: 0 };
   if (options.retentionDays <= 0) return result;
   const now = options.now ?? new Date();
   const cutoff = new Date(now.getTime() - options.retentionDays * DAY_MS);
   const deadline = Date.now() + (options.budgetMs ?? PRUNE_BUDGET_MS);
   for (const name of PRUNED_COLLECTIONS)
     result[name] = await pruneCollection(db, name, cutoff, deadline, options.page ?? PRUNE_PAGE);
-  if (result.emails + result.email_idempotency > 0)
+  if (Object.values(result).some((deleted) => deleted > 0))
     logger.info({ ...result, retention_days: options.retentionDays }, 'expired email records pruned');
   return result;
 }
