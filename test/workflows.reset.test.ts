@@ -131,7 +131,8 @@ describe('reset of a send-welcome-email run', () => {
     return _id;
   }
 
-  it('whose email the provider never took: sends it once, flags the user, same record', async () => {
+  /** A new user's welcome run whose email the provider refused: the run failed, its record too. */
+  async function refusedWelcomeRun() {
     h.fake.reset();
     h.fake.plan(400);
     const userId = await newUser();
@@ -140,26 +141,25 @@ describe('reset of a send-welcome-email run', () => {
     await h.waitForStatus(WELCOME, runId, 'failed');
     const failed = await recordFor(runId, 'welcome-email');
     assert.equal(failed?.status_rank, 5);
+    return { userId, runId, failed: failed! };
+  }
+
+  it('whose email the provider never took: sends it once, flags the user, same record', async () => {
+    const { userId, runId, failed } = await refusedWelcomeRun();
 
     const newRun = await reset(runId);
     const run = await currentRun(WELCOME, runId, newRun, 'completed');
     assert.equal(run.result?.result['message'], 'welcome email sent');
-    assert.equal(run.result?.result['emailId'], failed?._id);
+    assert.equal(run.result?.result['emailId'], failed._id);
     assert.equal(h.fake.accepted.length, 1);
     assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailSent, true);
   });
 
   it('whose email may have gone out: a new run sends nothing until an operator confirms it never went out', async () => {
-    h.fake.reset();
-    h.fake.plan(400);
-    const userId = await newUser();
-    const { body } = await h.trigger(WELCOME, { userId });
-    const runId = body['runId'] as string;
-    await h.waitForStatus(WELCOME, runId, 'failed');
+    const { userId, failed: record } = await refusedWelcomeRun();
     // What an attempt that saw no answer leaves once its wait for events ends.
-    const record = await recordFor(runId, 'welcome-email');
     await emails().updateOne(
-      { _id: record!._id },
+      { _id: record._id },
       {
         $set: { error_kind: 'outcome_unknown', error: 'email outcome unknown: the provider may have it.' },
       },
@@ -172,10 +172,10 @@ describe('reset of a send-welcome-email run', () => {
 
     // The operator finds it missing from the provider's activity feed and says so.
     const emailsCli = (...args: string[]) => operatorCommand('emails-cli.ts', h.mongoUriForChild(), args);
-    const confirmed = await emailsCli('not-sent', '--email', record!._id);
+    const confirmed = await emailsCli('not-sent', '--email', record._id);
     assert.equal(confirmed.code, 0, confirmed.out);
     assert.match(confirmed.out, /recorded as never taken by the provider/);
-    const again = await emailsCli('not-sent', '--email', record!._id);
+    const again = await emailsCli('not-sent', '--email', record._id);
     assert.equal(again.code, 1);
     assert.match(again.out, /not failed with an unknown outcome/);
 

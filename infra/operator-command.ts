@@ -1,0 +1,38 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Db } from 'mongodb';
+import { connectDatabase } from '../core/db.ts';
+
+/**
+ * What the operator commands (`npm run keys`, `npm run emails`) share: the
+ * checkout's `.env` read, the database MONGODB_URI names (default: the one
+ * `npm run dev` runs), the command's lines printed, and on failure one line
+ * (with the usage for a wrong command line, `usageOf`) and exit code 1.
+ */
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+
+export async function runOperatorCommand(
+  name: string,
+  command: (db: Db) => Promise<string[]>,
+  usageOf: (err: unknown) => string | undefined,
+): Promise<void> {
+  if (existsSync(join(ROOT, '.env'))) process.loadEnvFile(join(ROOT, '.env'));
+  const uri = process.env['MONGODB_URI'] || 'mongodb://127.0.0.1:27017/mailroom';
+  try {
+    const database = await connectDatabase(uri);
+    try {
+      for (const line of await command(database.db)) console.log(line);
+    } finally {
+      await database.close();
+    }
+  } catch (err) {
+    const usage = usageOf(err);
+    console.error(
+      usage !== undefined
+        ? `${(err as Error).message}\n${usage}`
+        : `${name}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+    process.exit(1);
+  }
+}
