@@ -66,9 +66,17 @@ export interface RouteSpec<
    * of this route's own that must see every outcome (the trigger's metrics).
    */
   around?: AppMiddleware;
-  /** Every answer the route gives, by HTTP status. */
-  responses: Record<number, { description: string; schema?: TSchema; contentType?: string }>;
+  /** Every answer the route gives, by HTTP status (`headers`: the answer's own headers, name → meaning). */
+  responses: Record<number, RouteResponse>;
   handler(ctx: RouteContext<P, Q, H>, deps: AppDeps): Promise<void> | void;
+}
+
+/** One answer of a route as the API reference states it. */
+export interface RouteResponse {
+  description: string;
+  schema?: TSchema;
+  contentType?: string;
+  headers?: Record<string, string>;
 }
 
 /** Declares a route; its handler's `ctx.valid` is typed by its params, query and headers schemas. */

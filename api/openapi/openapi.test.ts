@@ -19,7 +19,10 @@ type Operation = {
   security?: unknown[];
   parameters?: Array<{ name: string; in: string; required?: boolean }>;
   requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
-  responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>;
+  responses: Record<
+    string,
+    { content?: Record<string, { schema?: Record<string, unknown> }>; headers?: Record<string, unknown> }
+  >;
 };
 type Document = {
   openapi: string;
@@ -194,6 +197,24 @@ describe('the OpenAPI document', () => {
       (p) => p.name === 'runId',
     );
     assert.deepEqual(runId && { in: runId.in, required: runId.required }, { in: 'query', required: true });
+  });
+
+  it('declares the answers’ own headers: Retry-After, Idempotent-Replayed, the redirect’s Location', () => {
+    const headers = (path: string, method: string, status: number) =>
+      Object.keys(document.paths[path]![method]!.responses[String(status)]?.headers ?? {});
+    for (const { path, method, op } of operations())
+      for (const status of ['429', '503'])
+        if (op.responses[status])
+          assert.deepEqual(
+            headers(path, method, Number(status)),
+            ['Retry-After'],
+            `${method} ${path} ${status}`,
+          );
+    assert.deepEqual(headers('/api/email/send', 'post', 200), ['Idempotent-Replayed']);
+    assert.deepEqual(headers('/api/email/send', 'post', 500), ['Idempotent-Replayed']);
+    assert.deepEqual(headers('/api/email/bulk', 'post', 200), ['Idempotent-Replayed']);
+    assert.deepEqual(headers('/api/email/click/{token}', 'get', 302).sort(), ['Cache-Control', 'Location']);
+    assert.ok(headers('/api/email/send', 'post', 429).length > 0, 'send declares its 429');
   });
 });
 

@@ -5,7 +5,7 @@ import { MALFORMED_COMPRESSED_BODY, UNSUPPORTED_ENCODING } from '../middleware/b
 import { UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 import { ANONYMOUS_BODY_LIMIT } from '../middleware/json-body.ts';
 import { MAX_JSON_DEPTH, MAX_JSON_VALUES, jsonTooDeep, jsonTooManyValues } from '../middleware/json-shape.ts';
-import { ErrorResponseSchema, type RouteSpec } from '../route.ts';
+import { ErrorResponseSchema, type RouteResponse, type RouteSpec } from '../route.ts';
 import { RunResponseSchema } from '../routes/workflow/run-schema.ts';
 import { camelCase, JSON_TYPE, pascalCase, plain, type Components, type Json } from './components.ts';
 
@@ -43,9 +43,7 @@ export function responses(
   isPublic: boolean,
   workflow: WorkflowDefinition | undefined,
 ): Json {
-  const all: Record<number, { description: string; schema?: TSchema; contentType?: string }> = {
-    ...spec.responses,
-  };
+  const all: Record<number, RouteResponse> = { ...spec.responses };
   const addFailure = (status: number, description: string) => {
     const existing = all[status];
     all[status] = existing
@@ -77,11 +75,29 @@ export function responses(
       if (schema) media['schema'] = components.use(schema);
       response['content'] = { [answer.contentType ?? JSON_TYPE]: media };
     }
+    const headers = headersOf(Number(status), answer);
+    if (Object.keys(headers).length > 0) response['headers'] = headers;
     const links = LINKS[spec.operationId];
     if (links?.status === Number(status)) response['links'] = linksFor(links.links, workflow);
     out[status] = response;
   }
   return out;
+}
+
+/**
+ * An answer's headers: those its route declares, and `Retry-After` on every
+ * 429 and 503 (api/middleware/error-handler.ts sets it from the failure).
+ */
+function headersOf(status: number, answer: RouteResponse): Json {
+  const headers: Json = {};
+  for (const [name, description] of Object.entries(answer.headers ?? {}))
+    headers[name] = { description, schema: { type: 'string' } };
+  if (status === 429 || status === 503)
+    headers['Retry-After'] = {
+      description: 'Seconds to wait before trying again.',
+      schema: { type: 'integer', minimum: 1 },
+    };
+  return headers;
 }
 
 function linksFor(links: Record<string, Json>, workflow: WorkflowDefinition | undefined): Json {

@@ -1,7 +1,7 @@
 import { BulkRequestSchema, BulkResponseSchema } from '../../../core/email/email-schema.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { startRunsFor } from './scheduled-runs.ts';
-import { IDEMPOTENCY_FAILURES, answerOnce, sendRequest } from './send-request.ts';
+import { IDEMPOTENCY_FAILURES, REPLAYED_HEADER, answerOnce, sendRequest } from './send-request.ts';
 
 /**
  * POST /api/email/bulk → 200 with per-item results, also when some items
@@ -17,7 +17,11 @@ export const bulkRoute = defineRoute({
   ...sendRequest(BulkRequestSchema),
   auth: { scope: 'email:send', completeIdentity: true },
   responses: {
-    200: { description: 'One result per item, in request order.', schema: BulkResponseSchema },
+    200: {
+      description: 'One result per item, in request order.',
+      schema: BulkResponseSchema,
+      headers: REPLAYED_HEADER,
+    },
     400: failure('Invalid envelope.'),
     401: failure('No valid API key, or not all three identity headers (also for signup templates).'),
     403: failure('The API key lacks the email:send scope.'),

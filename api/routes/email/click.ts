@@ -31,7 +31,13 @@ export const clickRoute = defineRoute({
   // A token that is not even well-formed fails like any other that fails verification.
   describeProblem: () => INVALID_CLICK_LINK,
   responses: {
-    302: { description: 'Redirect to the original URL (`Location`).' },
+    302: {
+      description: 'Redirect to the original URL (`Location`).',
+      headers: {
+        Location: 'The original URL the email linked to (percent-encoded).',
+        'Cache-Control': '`no-store`: every click reaches Mailroom and is recorded.',
+      },
+    },
     400: failure(
       'The token fails verification (tampered, truncated, foreign or malformed): `invalid click link.`; or its lifetime is over: `click link expired.`',
     ),

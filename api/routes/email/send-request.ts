@@ -49,6 +49,12 @@ export const SEND_AUTH_FAILURES = {
 
 export const INVALID_PAYLOAD = failure('Invalid payload.');
 
+/** The header of an answer an Idempotency-Key may repeat: a success, or a kept failure. */
+export const REPLAYED_HEADER = {
+  'Idempotent-Replayed':
+    '`true` when this answers again an earlier request with the same Idempotency-Key and body (nothing was sent again); absent otherwise.',
+};
+
 /** What an Idempotency-Key adds to send's and bulk's answers. */
 export const IDEMPOTENCY_FAILURES = {
   409: failure(

@@ -4,6 +4,7 @@ import { startRunsFor } from './scheduled-runs.ts';
 import { defineRoute, failure } from '../../route.ts';
 import {
   IDEMPOTENCY_FAILURES,
+  REPLAYED_HEADER,
   INVALID_PAYLOAD,
   SEND_AUTH_FAILURES,
   answerOnce,
@@ -25,11 +26,12 @@ export const sendRoute = defineRoute({
     200: {
       description: 'Sent: the record is `sent`. With `send_at`: scheduled, the record `pending` until then.',
       schema: SendResponseSchema,
+      headers: REPLAYED_HEADER,
     },
     400: INVALID_PAYLOAD,
     ...SEND_AUTH_FAILURES,
     ...IDEMPOTENCY_FAILURES,
-    500: failure('Not configured, or the provider failed.'),
+    500: { ...failure('Not configured, or the provider failed.'), headers: REPLAYED_HEADER },
   },
   async handler(ctx, deps) {
     const { principal } = ctx.state;
