@@ -1,11 +1,9 @@
-import { runKeyCommand, USAGE, UsageError } from '../core/api-keys/commands.ts';
+import { runKeyCommand } from '../core/api-keys/commands.ts';
 import { createKeyStore } from '../core/api-keys/key-store.ts';
-import { createDailyQuotas } from '../core/email/send/index.ts';
-import { QUOTA_USAGE, QuotaUsageError, runQuotaCommand } from '../core/email/send/index.ts';
 import {
-  SENDERS_USAGE,
-  SendersUsageError,
+  createDailyQuotas,
   createSenderPolicy,
+  runQuotaCommand,
   runSendersCommand,
 } from '../core/email/send/index.ts';
 import { createLogger } from '../core/logger.ts';
@@ -18,27 +16,17 @@ import { runOperatorCommand } from './operator-command.ts';
  * from addresses it may use (core/email/send/senders/senders-command.ts).
  */
 const [command, ...rest] = process.argv.slice(2);
-await runOperatorCommand(
-  'keys',
-  (db) =>
-    command === 'quota'
-      ? runQuotaCommand(createDailyQuotas(db), rest)
-      : command === 'senders'
-        ? runSendersCommand(
-            // Only the company lists are read or written here; the rest of the policy is the gateway's.
-            createSenderPolicy(db, { defaultFrom: '', allowed: [], openWhenUnlisted: false }),
-            rest,
-          )
-        : runKeyCommand(
-            createKeyStore(db, createLogger('keys', { logLevel: 'warn', logPretty: false })),
-            process.argv.slice(2),
-          ),
-  (err) =>
-    err instanceof UsageError
-      ? USAGE
-      : err instanceof QuotaUsageError
-        ? QUOTA_USAGE
-        : err instanceof SendersUsageError
-          ? SENDERS_USAGE
-          : undefined,
+await runOperatorCommand('keys', (db) =>
+  command === 'quota'
+    ? runQuotaCommand(createDailyQuotas(db), rest)
+    : command === 'senders'
+      ? runSendersCommand(
+          // Only the company lists are read or written here; the rest of the policy is the gateway's.
+          createSenderPolicy(db, { defaultFrom: '', allowed: [], openWhenUnlisted: false }),
+          rest,
+        )
+      : runKeyCommand(
+          createKeyStore(db, createLogger('keys', { logLevel: 'warn', logPretty: false })),
+          process.argv.slice(2),
+        ),
 );

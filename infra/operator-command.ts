@@ -2,20 +2,20 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from 'mongodb';
+import { CommandUsageError } from '../core/command-line.ts';
 import { connectDatabase } from '../core/db.ts';
 
 /**
  * What the operator commands (`npm run keys`, `npm run emails`) share: the
  * checkout's `.env` read, the database MONGODB_URI names (default: the one
  * `npm run dev` runs), the command's lines printed, and on failure one line
- * (with the usage for a wrong command line, `usageOf`) and exit code 1.
+ * (followed by the command's usage for a wrong command line) and exit code 1.
  */
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
 export async function runOperatorCommand(
   name: string,
   command: (db: Db) => Promise<string[]>,
-  usageOf: (err: unknown) => string | undefined,
 ): Promise<void> {
   if (existsSync(join(ROOT, '.env'))) process.loadEnvFile(join(ROOT, '.env'));
   const uri = process.env['MONGODB_URI'] || 'mongodb://127.0.0.1:27017/mailroom';
@@ -27,10 +27,9 @@ export async function runOperatorCommand(
       await database.close();
     }
   } catch (err) {
-    const usage = usageOf(err);
     console.error(
-      usage !== undefined
-        ? `${(err as Error).message}\n${usage}`
+      err instanceof CommandUsageError
+        ? `${err.message}\n${err.usage}`
         : `${name}: ${err instanceof Error ? err.message : String(err)}`,
     );
     process.exit(1);

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { CommandUsageError } from '../command-line.ts';
 import { isUuid, SCOPES, type Scope } from '../identity.ts';
 import type { ApiKey, KeyStore } from './key-store.ts';
 
@@ -12,7 +13,11 @@ import type { ApiKey, KeyStore } from './key-store.ts';
  *
  * Returns the lines to print; throws UsageError for a wrong command line.
  */
-export class UsageError extends Error {}
+export class UsageError extends CommandUsageError {
+  constructor(message: string) {
+    super(message, USAGE);
+  }
+}
 
 export const USAGE = [
   'usage: npm run keys -- create --company <uuid> [--organization <uuid>] --name <text> --scopes <list|all> [--test]',

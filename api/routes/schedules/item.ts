@@ -1,7 +1,6 @@
 import { defineRoute, failure } from '../../route.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
-import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from '../workflow/owner.ts';
-import { reachOf } from '../workflow/owner.ts';
+import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES, reachOf } from '../workflow/owner.ts';
 import {
   ScheduleDeletedSchema,
   ScheduleParams,
@@ -76,16 +75,14 @@ export const updateScheduleRoute = defineRoute({
       reachOf(ctx),
     );
     const current = viewSchedule(def, desc);
-    const timing = body.cron !== undefined || body.every !== undefined || body.timezone !== undefined;
-    // A new cron or every keeps the schedule's time zone unless the body names one.
-    const fields: SpecFields =
-      body.cron !== undefined || body.every !== undefined
-        ? { cron: body.cron, every: body.every, timezone: body.timezone ?? current.timezone }
-        : {
-            cron: current.cron ?? undefined,
-            every: current.every ?? undefined,
-            timezone: body.timezone ?? current.timezone,
-          };
+    // A new cron or every replaces the timing; the time zone stays unless the body names one.
+    const newTiming = body.cron !== undefined || body.every !== undefined;
+    const timing = newTiming || body.timezone !== undefined;
+    const fields: SpecFields = {
+      cron: newTiming ? body.cron : (current.cron ?? undefined),
+      every: newTiming ? body.every : (current.every ?? undefined),
+      timezone: body.timezone ?? current.timezone,
+    };
     const next = specOf(fields, config.scheduleMinIntervalSeconds);
     const input =
       body.input === undefined

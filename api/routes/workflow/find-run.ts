@@ -1,10 +1,9 @@
 import type { TObject } from '@sinclair/typebox';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { CALLER_MEMO_KEY, withinReach, type Caller, type Reach } from '../../../core/identity.ts';
-import { reachOf } from './owner.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
 import { describeRunIdProblem, RUN_NOT_FOUND } from '../../../core/workflows/workflow-messages.ts';
-import { WORKFLOW_AUTH_FAILURES } from './owner.ts';
+import { WORKFLOW_AUTH_FAILURES, reachOf } from './owner.ts';
 import { HttpError } from '../../http-error.ts';
 import { failure, type RouteContext, type RouteSpec } from '../../route.ts';
 import { RunIdQuery, WorkflowNameParams } from './run-schema.ts';

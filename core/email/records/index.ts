@@ -5,7 +5,7 @@
  */
 export { ensureEmailIndexes } from './indexes.ts';
 export { createRecordStore } from './record-store.ts';
-export { NOT_SENT_USAGE, NotSentUsageError, runNotSentCommand } from './not-sent-command.ts';
+export { runNotSentCommand } from './not-sent-command.ts';
 export type { RecordStore } from './record-store.ts';
 export { startSweeper, sweepStuckPending } from './sweeper.ts';
 export type { SweptRecord } from './sweeper.ts';

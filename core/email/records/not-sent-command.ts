@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { CommandUsageError, stringOptions } from '../../command-line.ts';
 import { isUuid } from '../../identity.ts';
 import type { RecordStore } from './record-store-contract.ts';
 import { statusOf } from './record.ts';
@@ -15,24 +15,20 @@ import { statusOf } from './record.ts';
  * An HTTP send's Idempotency-Key keeps answering the failure it stored; send
  * again with a new key.
  *
- * Returns the lines to print; throws NotSentUsageError for a wrong command
+ * Returns the lines to print; throws CommandUsageError for a wrong command
  * line or a record that is not failed with an unknown outcome.
  */
-export class NotSentUsageError extends Error {}
 
-export const NOT_SENT_USAGE =
+const NOT_SENT_USAGE =
   "usage: npm run emails -- not-sent --email <email id>   (once the provider's activity feed shows it never went out)";
+
+const usageError = (message: string) => new CommandUsageError(message, NOT_SENT_USAGE);
 
 export async function runNotSentCommand(records: RecordStore, argv: readonly string[]): Promise<string[]> {
   const [command, ...rest] = argv;
-  if (command !== 'not-sent') throw new NotSentUsageError(`unknown command: ${command ?? '(none)'}`);
-  let email: string | undefined;
-  try {
-    ({ email } = parseArgs({ args: rest, options: { email: { type: 'string' } } }).values);
-  } catch (err) {
-    throw new NotSentUsageError((err as Error).message);
-  }
-  if (!email || !isUuid(email)) throw new NotSentUsageError('--email must be the email id (a UUID)');
+  if (command !== 'not-sent') throw usageError(`unknown command: ${command ?? '(none)'}`);
+  const { email } = stringOptions(rest, ['email'], NOT_SENT_USAGE);
+  if (!email || !isUuid(email)) throw usageError('--email must be the email id (a UUID)');
   const emailId = email.toLowerCase();
   const confirmed = await records.confirmNotSent(emailId);
   if (confirmed)
@@ -40,8 +36,8 @@ export async function runNotSentCommand(records: RecordStore, argv: readonly str
       `email ${emailId}: recorded as never taken by the provider; a reset of its run, or a new welcome run, sends it`,
     ];
   const record = await records.findById(emailId);
-  if (!record) throw new NotSentUsageError(`no email ${emailId}`);
-  throw new NotSentUsageError(
+  if (!record) throw usageError(`no email ${emailId}`);
+  throw usageError(
     `email ${emailId} is ${statusOf(record)}${record.error ? ` (${record.error})` : ''}, not failed with an unknown outcome: nothing to confirm`,
   );
 }

@@ -3,6 +3,9 @@ import type { EmailStatus } from '../email-schema.ts';
 
 /** The status-response fields of a record, nothing else (never view_key). */
 export function toStatus(record: EmailRecord): EmailStatus {
+  // A failed email says why: `cancelled` for a cancelled scheduled one, else the record's reason
+  // (a caller whose answer was lost tells "outcome unknown", maybe sent, from "not sent").
+  const error = record.error_kind === 'cancelled' ? 'cancelled' : record.error;
   return {
     email_id: record.email_id,
     created_at: record.created_at.toISOString(),
@@ -18,11 +21,7 @@ export function toStatus(record: EmailRecord): EmailStatus {
     provider: record.provider ?? null,
     // A scheduled email says when (core/email/send/scheduled-sends.ts).
     ...(record.send_at ? { send_at: record.send_at.toISOString() } : {}),
-    // A failed email says why: `cancelled` for a cancelled scheduled one, else the record's reason
-    // (a caller whose answer was lost tells "outcome unknown", maybe sent, from "not sent").
-    ...(statusOf(record) === 'failed' && (record.error_kind === 'cancelled' || record.error)
-      ? { error: record.error_kind === 'cancelled' ? 'cancelled' : record.error! }
-      : {}),
+    ...(statusOf(record) === 'failed' && error ? { error } : {}),
     ...(record.test === true ? { test: true as const } : {}),
   };
 }

@@ -76,7 +76,11 @@ export interface ScheduledSendsDeps {
   keys: StepSendKeys;
   customHtml: HtmlRenderPool;
   blockedDomains: readonly string[];
-  /** Which `from` a company may use (senders/sender-policy.ts): refused when scheduled, not at send time. */
+  /**
+   * Which `from` a company may use (senders/sender-policy.ts): checked when
+   * scheduled, so a `from` no list allows is refused at once rather than
+   * failing at its time (`send` checks it again then, as for every send).
+   */
   senders: Pick<SenderPolicy, 'check'>;
   /** The email core's own send (service.ts): validation, attachments, the send pipeline. */
   send: (body: unknown, principal: Principal, options: { idempotencyKey: string }) => Promise<SendResult>;

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { CommandUsageError, stringOptions } from '../../../command-line.ts';
 import { isUuid } from '../../../identity.ts';
 import type { DailyQuotas } from './daily-quota.ts';
 
@@ -10,30 +10,22 @@ import type { DailyQuotas } from './daily-quota.ts';
  *   quota --company <uuid> --daily none    removes it
  *   quota --company <uuid>                 shows it and today's use
  *
- * Returns the lines to print; throws QuotaUsageError for a wrong command line.
+ * Returns the lines to print; throws CommandUsageError for a wrong command line.
  */
-export class QuotaUsageError extends Error {}
 
-export const QUOTA_USAGE =
+const QUOTA_USAGE =
   'usage: npm run keys -- quota --company <uuid> [--daily <n>|none]   (a daily sending limit; none removes it)';
 
+const usageError = (message: string) => new CommandUsageError(message, QUOTA_USAGE);
+
 export async function runQuotaCommand(quotas: DailyQuotas, argv: readonly string[]): Promise<string[]> {
-  let values: { company?: string | undefined; daily?: string | undefined };
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: { company: { type: 'string' }, daily: { type: 'string' } },
-    }));
-  } catch (err) {
-    throw new QuotaUsageError((err as Error).message);
-  }
-  const { company, daily } = values;
-  if (!company || !isUuid(company)) throw new QuotaUsageError('--company must be the company UUID');
+  const { company, daily } = stringOptions(argv, ['company', 'daily'], QUOTA_USAGE);
+  if (!company || !isUuid(company)) throw usageError('--company must be the company UUID');
   const companyId = company.toLowerCase();
   if (daily !== undefined) {
     const limit = daily === 'none' ? null : Number(daily);
     if (limit !== null && !(Number.isSafeInteger(limit) && limit >= 1))
-      throw new QuotaUsageError('--daily must be a whole number of sends (1 or more), or none');
+      throw usageError('--daily must be a whole number of sends (1 or more), or none');
     await quotas.setLimit(companyId, limit);
   }
   const status = await quotas.status(companyId);

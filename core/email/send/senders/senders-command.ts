@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { CommandUsageError, stringOptions } from '../../../command-line.ts';
 import { isUuid } from '../../../identity.ts';
 import { isSenderEntry, normalizeSenderEntry as normalizeEntry } from '../../../validation.ts';
 import type { SenderPolicy } from './sender-policy.ts';
@@ -12,25 +12,17 @@ import type { SenderPolicy } from './sender-policy.ts';
  *   senders --company <uuid> --allow none                         removes it
  *   senders --company <uuid>                                      shows it
  *
- * Returns the lines to print; throws SendersUsageError for a wrong command line.
+ * Returns the lines to print; throws CommandUsageError for a wrong command line.
  */
-export class SendersUsageError extends Error {}
 
-export const SENDERS_USAGE =
+const SENDERS_USAGE =
   'usage: npm run keys -- senders --company <uuid> [--allow <domain|address>,…|none]   (the from addresses a company may use)';
 
+const usageError = (message: string) => new CommandUsageError(message, SENDERS_USAGE);
+
 export async function runSendersCommand(policy: SenderPolicy, argv: readonly string[]): Promise<string[]> {
-  let values: { company?: string | undefined; allow?: string | undefined };
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: { company: { type: 'string' }, allow: { type: 'string' } },
-    }));
-  } catch (err) {
-    throw new SendersUsageError((err as Error).message);
-  }
-  const { company, allow } = values;
-  if (!company || !isUuid(company)) throw new SendersUsageError('--company must be the company UUID');
+  const { company, allow } = stringOptions(argv, ['company', 'allow'], SENDERS_USAGE);
+  if (!company || !isUuid(company)) throw usageError('--company must be the company UUID');
   const companyId = company.toLowerCase();
   if (allow !== undefined) {
     const entries =
@@ -41,7 +33,7 @@ export async function runSendersCommand(policy: SenderPolicy, argv: readonly str
             .map(normalizeEntry)
             .filter((e) => e.length > 0);
     if (entries !== null && (entries.length === 0 || !entries.every(isSenderEntry)))
-      throw new SendersUsageError(
+      throw usageError(
         '--allow must be a comma list of domains (acme.com) or addresses (billing@acme.com), or none',
       );
     await policy.setList(companyId, entries);
