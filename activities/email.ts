@@ -1,6 +1,7 @@
 import { Context, log } from '@temporalio/activity';
 import type { Config } from '../core/config.ts';
 import type { EmailService } from '../core/email/contract.ts';
+import type { CallOffOutcome } from '../core/email/send/index.ts';
 import { authenticatedAs, type Caller } from '../core/identity.ts';
 import { einActionTemplate, type EinAction } from '../core/workflows/ein-actions.ts';
 import type { ScheduledSendResult } from '../core/workflows/scheduled-send.ts';
@@ -154,6 +155,11 @@ export function createEmailActivities({ email, config }: { email: EmailService; 
     /** Its run is over: the stored request is dropped. */
     async forgetScheduledEmail(emailId: string): Promise<void> {
       return withFailureMapping(() => email.scheduled.forget(emailId));
+    },
+
+    /** Its run was cancelled: the step's email, unless it is being sent or was (send/step-call-off.ts). */
+    async callOffEmail(idempotencyKey: string): Promise<CallOffOutcome> {
+      return withFailureMapping(() => email.callOff(idempotencyKey));
     },
 
     /** The workflow gave up on a send: its record must not stay `pending` forever. */

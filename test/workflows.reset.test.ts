@@ -198,3 +198,63 @@ describe('reset of a send-welcome-email run', () => {
     assert.equal(h.fake.received.length, 1);
   });
 });
+
+describe('a run cancelled while its email step waits to retry', () => {
+  const RUN_CANCELLED = 'cancelled: its workflow run was cancelled before the provider took the email.';
+
+  /** Starts a run while the provider answers 503, and cancels it between two attempts. */
+  async function cancelledBetweenAttempts(name: string, body: Record<string, unknown>, step: string) {
+    h.fake.reset();
+    h.fake.outage = 503;
+    const runId = (await h.trigger(name, body)).body['runId'] as string;
+    // Two refused attempts: the step now waits 2 s before its third.
+    const deadline = Date.now() + 20_000;
+    while (h.fake.received.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(h.fake.received.length, 2, 'two attempts refused');
+    const cancel = await h.request('DELETE', `/api/workflow/${name}?runId=${encodeURIComponent(runId)}`);
+    assert.equal(cancel.status, 202);
+    await h.waitForStatus(name, runId, 'cancelled');
+    h.fake.outage = undefined;
+    const record = await recordFor(runId, step);
+    assert.ok(record, 'the step wrote its record');
+    // What the company sees at once, not `pending` until the sweeper's 15 minutes.
+    const status = await h.request('GET', `/api/email/status/${record._id}`);
+    const data = status.body['data'] as Record<string, unknown>;
+    assert.equal(data['status'], 'failed');
+    assert.equal(data['error'], RUN_CANCELLED);
+    assert.equal(h.fake.accepted.length, 0);
+    return { runId, record };
+  }
+
+  it('send-email-received-ein: its email ends failed at once; a reset sends it once', async () => {
+    const { runId, record } = await cancelledBetweenAttempts(
+      EIN,
+      {
+        userId: h.caller.userId,
+        companyId: h.caller.companyId,
+        organizationId: randomUUID(),
+        emailAction: 'ein-received',
+        recipients: [`cancel-${randomUUID()}@example.com`],
+      },
+      'ein-email',
+    );
+    const newRun = await reset(runId);
+    const run = await currentRun(EIN, runId, newRun, 'completed');
+    assert.equal(run.result?.result['emailId'], record._id, 'the same email record');
+    assert.equal(h.fake.accepted.length, 1, 'sent once');
+  });
+
+  it('send-welcome-email: its email ends failed at once; the next run for the user sends one', async () => {
+    const userId = `user-${randomUUID()}`;
+    await h.insertUser({ _id: userId, email: `${userId}@example.com`, name: 'Ada' });
+    const { record } = await cancelledBetweenAttempts(WELCOME, { userId }, 'welcome-email');
+    const next = (await h.trigger(WELCOME, { userId })).body['runId'] as string;
+    const run = await h.waitForStatus(WELCOME, next, 'completed');
+    assert.equal(run.result?.result['message'], 'welcome email sent');
+    // The provider never had the first: the next run's send is a new record (welcome-keys.ts).
+    assert.notEqual(run.result?.result['emailId'], record._id);
+    assert.equal(h.fake.accepted.length, 1, 'one email in all');
+    assert.equal((await emails().findOne({ _id: record._id }))?.status_rank, 5, 'the first stays failed');
+    assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailSent, true);
+  });
+});

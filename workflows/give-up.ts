@@ -1,20 +1,24 @@
-import { isCancellation, proxyLocalActivities, rootCause } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyLocalActivities, rootCause } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { DATABASE_LOCAL_STEP } from './retry-policy.ts';
 
-const { markEmailFailed } = proxyLocalActivities<Activities>(DATABASE_LOCAL_STEP);
+const { markEmailFailed, callOffEmail } = proxyLocalActivities<Activities>(DATABASE_LOCAL_STEP);
 
 /**
  * Runs an email step; when it fails for good (retries exhausted or
  * non-retryable), finalises the email record as `failed` so it does not stay
  * `pending`, then rethrows so the run fails with the step's error.
- * A cancelled run is left alone: its send may still be completing.
+ * When the run is cancelled, the email is called off, in a scope the
+ * cancellation does not reach: a record still pending that no attempt is
+ * sending ends `failed` at once (the step was waiting to retry); one an
+ * attempt is sending is left to it (core/email/send/step-call-off.ts).
  */
 export async function sendOrMarkFailed<T>(idempotencyKey: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {
     if (!isCancellation(err)) await markEmailFailed(idempotencyKey, rootCause(err) ?? 'email step failed');
+    else await CancellationScope.nonCancellable(() => callOffEmail(idempotencyKey));
     throw err;
   }
 }

@@ -167,7 +167,7 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     assert.deepEqual(stubs.argsOf('releaseWelcomeEmail'), ['u-1', workflowId]);
   });
 
-  it('a run cancelled during the send releases its claim, leaves the record alone and ends cancelled', async () => {
+  it('a run cancelled during the send calls the email off, releases its claim and ends cancelled', async () => {
     let sending!: () => void;
     const started = new Promise<void>((resolve) => (sending = resolve));
     const stubs = stubActivities({
@@ -203,9 +203,14 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     });
     assert.equal(outcome, 'cancelled');
     assert.ok(stubs.names().includes('releaseWelcomeEmail'));
+    // Not "failed for good": the core decides, under the send's lease, whether
+    // the email can still be called off (one being sent may still complete).
+    assert.ok(!stubs.names().includes('markEmailFailed'));
+    assert.deepEqual(stubs.argsOf('callOffEmail'), [`${workflowId}:welcome-email`]);
+    const callOff = stubs.names().indexOf('callOffEmail');
     assert.ok(
-      !stubs.names().includes('markEmailFailed'),
-      'a cancelled send may still complete: not marked failed',
+      callOff >= 0 && callOff < stubs.names().indexOf('releaseWelcomeEmail'),
+      'before the claim goes',
     );
     assert.ok(!stubs.names().includes('markWelcomeEmailSent'));
   });

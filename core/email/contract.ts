@@ -11,7 +11,7 @@ import type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
 import type { SweptRecord } from './records/index.ts';
 import type { SuppressionsApi } from './suppressions/index.ts';
 import type { RequestKind } from './idempotency/index.ts';
-import type { ScheduledSendsApi } from './send/index.ts';
+import type { CallOffOutcome, ScheduledSendsApi } from './send/index.ts';
 import type { QuotaStatus } from './send/index.ts';
 
 export type { BulkResult, EmailStatus, SendResult } from './email-schema.ts';
@@ -82,6 +82,11 @@ export interface EmailService {
   ): Promise<{ applied: number }>;
   /** A workflow gave up on the send keyed by `idempotencyKey`: the pending record becomes `failed`. */
   markFailed(idempotencyKey: string, reason: string): Promise<void>;
+  /**
+   * A workflow run was cancelled: the send keyed by `idempotencyKey`, still
+   * pending and not at the provider, becomes `failed` (send/step-call-off.ts).
+   */
+  callOff(idempotencyKey: string): Promise<CallOffOutcome>;
   /**
    * True when the send keyed by `idempotencyKey` failed and the provider
    * certainly never took it: a new attempt under a NEW key cannot duplicate

@@ -140,6 +140,8 @@ export const SCHEDULED_TOO_LARGE =
 export const SCHEDULED_EMAIL_NOT_FOUND = 'scheduled email not found.';
 /** A cancelled scheduled email's record: `failed` with this error. */
 export const CANCELLED = 'cancelled';
+/** A cancelled workflow run's email the provider never took: `failed` with this error (a reset sends it). */
+export const RUN_CANCELLED = 'cancelled: its workflow run was cancelled before the provider took the email.';
 export const ALREADY_SENT = 'email already sent; it can no longer be cancelled.';
 export const BEING_SENT = 'email is being sent; it can no longer be cancelled.';
 export const alreadyFailed = (error: string | null) =>

@@ -162,6 +162,47 @@ describe('email service core', () => {
       assert.equal(await email.failedWithoutSending(key), false);
     });
 
+    it('callOff fails a pending send no attempt holds; a reset sends it; a sent one stays sent', async () => {
+      const key = `wf-${randomUUID()}/activity-6`;
+      fake.outage = 503; // the step waits to retry when its run is cancelled
+      await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      assert.equal(await email.callOff(key), 'called_off');
+      const failed = await byKey(key);
+      assert.equal(failed?.['status'], 'failed');
+      assert.equal(
+        failed?.['error'],
+        'cancelled: its workflow run was cancelled before the provider took the email.',
+      );
+      assert.equal(await email.failedWithoutSending(key), true, 'the provider never had it');
+      assert.equal(await email.callOff(key), 'finished', 'twice is fine');
+      fake.outage = undefined;
+      await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
+      assert.equal(fake.accepted.length, 1, 'the run reset sends it once');
+      assert.equal(await email.callOff(key), 'finished');
+      assert.equal((await byKey(key))?.['status'], 'sent');
+      assert.equal(await email.callOff(`unknown-${randomUUID()}`), 'none');
+    });
+
+    it('callOff leaves a send an attempt holds, or one that may have reached the provider', async () => {
+      const key = `wf-${randomUUID()}/activity-7`;
+      fake.outage = 503;
+      await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      fake.outage = undefined;
+      const emailId = (await byKey(key))!._id;
+      // An attempt in flight: it holds the key's lease.
+      await database.db
+        .collection<{ _id: string; attempt_until: Date | null }>('email_idempotency')
+        .updateOne({ _id: key }, { $set: { attempt_until: new Date(Date.now() + 60_000) } });
+      assert.equal(await email.callOff(key), 'sending');
+      await database.db
+        .collection<{ _id: string; attempt_until: Date | null }>('email_idempotency')
+        .updateOne({ _id: key }, { $set: { attempt_until: null } });
+      // An attempt that died mid-call left its mark: the provider may have the message.
+      await emails().updateOne({ _id: emailId }, { $set: { attempt_id: randomUUID() } });
+      assert.equal(await email.callOff(key), 'sending');
+      assert.equal((await byKey(key))?.['status'], 'pending');
+    });
+
     it('markFailed never overrides a sent record, and ignores unknown keys', async () => {
       const key = `wf-${randomUUID()}/activity-5`;
       const sent = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });

@@ -31,7 +31,7 @@ import { toStatus } from './records/index.ts';
 import { createOpenBuffer, type FlushReport } from './tracking/index.ts';
 import { recordEvent } from './tracking/index.ts';
 import { looksLikeViewKey } from './tracking/index.ts';
-import { asksToSchedule, createScheduledSends } from './send/index.ts';
+import { asksToSchedule, callOffStepSend, createScheduledSends } from './send/index.ts';
 import {
   BULK_RATE_WAIT_MS,
   captureToDevInbox,
@@ -276,6 +276,10 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
           'outcome_unknown',
         );
       else await records.markFailed(emailId, reason, record?.error_kind ?? 'transient');
+    },
+
+    callOff(idempotencyKey) {
+      return callOffStepSend({ records, keys, logger }, idempotencyKey);
     },
 
     async failedWithoutSending(idempotencyKey) {

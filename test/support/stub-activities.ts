@@ -31,6 +31,7 @@ const DEFAULTS: Activities = {
   deliverWelcomeEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
   deliverEinEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
   markEmailFailed: async () => undefined,
+  callOffEmail: async () => 'called_off',
   attemptWebhookDelivery: async () => undefined,
   attemptBatchedWebhook: async () => undefined,
   attemptWebhookBatch: async () => [],

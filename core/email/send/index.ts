@@ -13,6 +13,8 @@ export { createSendPipeline } from './send-pipeline.ts';
 export { asksToSchedule } from './send-at.ts';
 export { createScheduledSends } from './scheduled-sends.ts';
 export type { ScheduledSendsApi } from './scheduled-sends.ts';
+export { callOffStepSend } from './step-call-off.ts';
+export type { CallOffOutcome } from './step-call-off.ts';
 export {
   CancelScheduledResponseSchema,
   SCHEDULED_PAGE_DEFAULT,

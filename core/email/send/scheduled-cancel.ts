@@ -13,6 +13,7 @@ import type { StepSendKeys } from '../idempotency/step-send-keys.ts';
 import { STATUS_RANK, type EmailRecord } from '../records/record.ts';
 import type { RecordStore } from '../records/record-store.ts';
 import type { ScheduledStore } from './scheduled-store.ts';
+import { underSendLease } from './send-lease.ts';
 
 /**
  * Cancelling a scheduled email, and its race with the send.
@@ -28,9 +29,6 @@ import type { ScheduledStore } from './scheduled-store.ts';
  */
 
 export type CancelOutcome = 'cancelled' | 'sent' | 'failed' | 'sending' | 'not_found';
-
-/** Longer than a cancel takes; released at once (a crashed cancel's lease just expires). */
-const CANCEL_LEASE_MS = 30_000;
 
 export interface CancelDeps {
   records: RecordStore;
@@ -100,10 +98,8 @@ export async function cancelScheduled(
 async function cancelRecord(deps: CancelDeps, record: EmailRecord): Promise<CancelOutcome> {
   const first = stateOf(record);
   if (first !== 'pending') return first;
-  const key = scheduledSendKey(record.email_id);
-  if (!(await deps.keys.claimAttempt(key, new Date(Date.now() + CANCEL_LEASE_MS)))) return 'sending';
-  try {
-    // Read again under the lease: the send may have finished in between.
+  // Read again under the lease: the send may have finished in between.
+  return underSendLease(deps.keys, scheduledSendKey(record.email_id), async () => {
     const now = await deps.records.findById(record.email_id);
     if (!now) return 'not_found';
     const state = stateOf(now);
@@ -116,7 +112,5 @@ async function cancelRecord(deps: CancelDeps, record: EmailRecord): Promise<Canc
     }
     const after = await deps.records.findById(now.email_id);
     return after ? (stateOf(after) as CancelOutcome) : 'not_found';
-  } finally {
-    await deps.keys.releaseAttempt(key);
-  }
+  });
 }
