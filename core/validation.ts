@@ -55,6 +55,7 @@ export function checkedInCode(limits: {
   minLength?: number;
   maxLength?: number;
   maxItems?: number;
+  enum?: readonly string[];
 }): Record<typeof CHECKED_IN_CODE, typeof limits> {
   return { [CHECKED_IN_CODE]: limits };
 }

@@ -13,6 +13,7 @@ import { ROUTES } from '../app.ts';
 import { buildOpenApiDocument, openApiPath } from './document.ts';
 import { REDOC_SCRIPT_PATH } from './routes.ts';
 import { plain, type Json } from './components.ts';
+import { TEMPLATE_IDS } from '../../templates/index.ts';
 
 type Operation = {
   operationId: string;
@@ -103,6 +104,7 @@ describe('the OpenAPI document', () => {
     assert.equal((sendFields['attachments'] as { maxItems?: number }).maxItems, 10);
     const recipientList = (sendFields['to']!['anyOf'] as Json[]).find((form) => form['type'] === 'array')!;
     assert.equal(recipientList['maxItems'], 50);
+    assert.deepEqual(sendFields['template_id']!['enum'], [...TEMPLATE_IDS]);
     assert.doesNotMatch(JSON.stringify(document), /x-checked-in-code/);
     // Bulk items are send bodies with an `id`: every field of a send, send_at included, is shown.
     const bulkSchema =

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { CUSTOM_TEMPLATE_ID, TEMPLATE_IDS } from '../../templates/index.ts';
 import { checkedInCode } from '../validation.ts';
 
 /**
@@ -72,7 +73,11 @@ const sendFields = {
     ...checkedInCode({ minLength: 1, maxLength: SUBJECT_MAX_LENGTH }),
     description: `At most ${SUBJECT_MAX_LENGTH} characters, one line.`,
   }),
-  template_id: Type.String(),
+  // An unknown id is validate.ts's `email template not found.`, not a schema error.
+  template_id: Type.String({
+    ...checkedInCode({ enum: TEMPLATE_IDS }),
+    description: `One of the templates; \`${CUSTOM_TEMPLATE_ID}\` sends \`html_body\`.`,
+  }),
   template_data: Type.Optional(
     Type.Record(Type.String(), Type.String({ maxLength: TEMPLATE_VALUE_MAX_LENGTH }), {
       maxProperties: MAX_TEMPLATE_VARIABLES,
