@@ -99,8 +99,13 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
     const presented = ctx.get('authorization');
     if (!presented) {
       if (!auth.anonymous) throw unauthorized();
-      // Unproven headers grant nothing: the send is recorded without an owner.
-      ctx.state.principal = { caller: {}, authenticated: false, clientIp };
+      // Unproven headers grant nothing: the send is recorded without an owning
+      // company. Its X-User-Id is kept: that user id alone may read its status (with a key).
+      ctx.state.principal = {
+        caller: callerOf({ companyId: undefined, organizationId: undefined, userId: identity.userId }),
+        authenticated: false,
+        clientIp,
+      };
       return next();
     }
     const token = bearerToken(presented);

@@ -34,8 +34,14 @@ export function assertWellFormed(caller: Caller): Identity {
  */
 export function authorizeSend(principal: Principal, requiresAuth: boolean): Identity {
   const identity = assertWellFormed(principal.caller);
-  if (requiresAuth && !(principal.authenticated && isComplete(identity))) throw unauthorized();
-  return ownedByKey(principal, identity);
+  const authenticated = principal.authenticated && isComplete(identity);
+  if (requiresAuth && !authenticated) throw unauthorized();
+  if (principal.keyCompanyId !== undefined) return ownedByKey(principal.keyCompanyId, principal, identity);
+  // An anonymous send belongs to no company, whatever other headers came with
+  // it: its record is visible to the same user id only (canSee).
+  return authenticated
+    ? identity
+    : { companyId: undefined, organizationId: undefined, userId: identity.userId };
 }
 
 /**
@@ -46,11 +52,10 @@ export function authorizeSend(principal: Principal, requiresAuth: boolean): Iden
  * outside the company's quota and suppression list. Headers that were sent
  * already match the key (api/middleware/authenticate.ts).
  */
-function ownedByKey(principal: Principal, identity: Identity): Identity {
-  if (principal.keyCompanyId === undefined) return identity;
+function ownedByKey(keyCompanyId: string, principal: Principal, identity: Identity): Identity {
   return {
     ...identity,
-    companyId: identity.companyId ?? principal.keyCompanyId,
+    companyId: identity.companyId ?? keyCompanyId,
     organizationId: identity.organizationId ?? principal.boundOrganizationId,
   };
 }

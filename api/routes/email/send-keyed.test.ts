@@ -34,6 +34,25 @@ describe('sends proven by an API key, without X-Company-Id', () => {
     assert.equal(byOwner.status, 200, JSON.stringify(byOwner.body));
   });
 
+  it('without a key, belong to no company: the same X-User-Id reads it with a key, nobody else', async () => {
+    const [a, b] = [await company(), await company()];
+    const user = { 'x-user-id': randomUUID() };
+    const sent = await app.post('/api/email/send', welcomeBody({ to: 'anon@example.com' }), {
+      ...user,
+      'x-company-id': a.id,
+    });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const emailId = String(sent.body['email_id']);
+    const record = await app.database.db.collection('emails').findOne({ _id: emailId as never });
+    assert.equal(record?.['company_id'], null, 'an unproven X-Company-Id grants nothing');
+    for (const key of [a.key, b.key]) {
+      const mine = await app.get(`/api/email/status/${emailId}`, { ...key, ...user });
+      assert.equal(mine.status, 200, JSON.stringify(mine.body));
+      const other = await app.get(`/api/email/status/${emailId}`, { ...key, 'x-user-id': randomUUID() });
+      assert.equal(other.status, 404);
+    }
+  });
+
   it("count against the company's daily limit", async () => {
     const a = await company();
     await createDailyQuotas(app.database.db).setLimit(a.id, 1);

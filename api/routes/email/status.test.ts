@@ -118,6 +118,17 @@ describe('GET /api/email/status/:email_id', () => {
     assert.equal((await app.get(`/api/email/status/${id}`, { 'x-user-id': randomUUID() })).status, 404);
     assert.equal((await app.get(`/api/email/status/${id}`, AUTH)).status, 404);
 
+    // Naming a company without the other ids is still unauthenticated: the
+    // record is no company's, so another user of that company does not see it.
+    const partial = await app.post('/api/email/send', welcomeBody(), {
+      'x-user-id': user,
+      'x-company-id': COMPANY,
+    });
+    assert.equal(partial.status, 200, JSON.stringify(partial.body));
+    const partialId = String(partial.body['email_id']);
+    assert.equal((await app.get(`/api/email/status/${partialId}`, AUTH)).status, 404);
+    assert.equal((await app.get(`/api/email/status/${partialId}`, { 'x-user-id': user })).status, 200);
+
     // Sent with no headers at all: nobody can read it.
     const anonymous = await app.post('/api/email/send', welcomeBody(), {});
     assert.equal(anonymous.status, 200);
