@@ -61,9 +61,10 @@ const PIXEL_ANSWER: FastAnswer = {
 export function pixelAnswerer({ email }: Pick<AppDeps, 'email'>): FastAnswerer {
   const schema = pixelRoute.query!;
   const describe = pixelRoute.describeProblem ?? describeBodyProblem;
-  return async function answerPixel({ query }) {
+  return async function answerPixel({ req, query }) {
     const valid = parseStrings(schema, queryValues(query), describe) as { view_key?: string };
-    await email.recordOpen(valid.view_key);
+    // A HEAD is a scanner's, not a reader's: the same answer, no open.
+    if (req.method === 'GET') await email.recordOpen(valid.view_key);
     return PIXEL_ANSWER;
   };
 }
@@ -78,7 +79,7 @@ export function clickAnswerer({ email }: Pick<AppDeps, 'email'>): FastAnswerer {
     const valid = parseStrings(schema, { token: param }, describe) as { token: string };
     // The handler sets Cache-Control before following the token: its 400 carries it too.
     setBeforeFailure.push(...CLICK_HEADERS);
-    const url = await email.followClick(valid.token);
+    const url = await email.followClick(valid.token, { count: req.method === 'GET' });
     return redirectAnswer(req, url);
   };
 }

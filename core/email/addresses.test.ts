@@ -73,6 +73,12 @@ describe('address checks', () => {
     });
     assert.deepEqual(parseMailbox('<billing@acme.example>'), { email: 'billing@acme.example' });
     assert.equal(parseMailbox('Acme <a@b> <c@d>'), undefined);
+    // Blanks around are trimmed; a line break anywhere stays, for the checks to refuse.
+    assert.deepEqual(parseMailbox('  a@example.com\t'), { email: 'a@example.com' });
+    const broken = parseMailbox('a@example.com\r\n');
+    assert.ok(broken === undefined || !isValidMailbox(broken));
+    const named = parseMailbox('\r\nBcc: e@x.com\r\n <a@example.com>');
+    assert.ok(named === undefined || !isValidMailbox(named));
   });
 
   it('matches blocked domains and their subdomains only, ignoring case', () => {

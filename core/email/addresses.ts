@@ -32,14 +32,21 @@ export function isValidDisplayName(name: string): boolean {
   return !hasControlCharacters(name);
 }
 
+/**
+ * Surrounding blanks off, unless the value holds a line break anywhere: then
+ * it stays as sent, so the address or name check refuses it (a header value
+ * with CR or LF is refused wherever it sits, not quietly repaired).
+ */
+const trimmed = (value: string): string => (/[\r\n]/.test(value) ? value : value.trim());
+
 /** Any of the interface's four recipient forms → a flat list (empty for undefined). */
 export function toAddressList(input: RecipientInput | undefined): Address[] {
   if (input === undefined) return [];
   const items = Array.isArray(input) ? input : [input];
   return items.map((item) => {
-    if (typeof item === 'string') return { email: item.trim() };
-    const email = item.email.trim();
-    const name = item.name?.trim();
+    if (typeof item === 'string') return { email: trimmed(item) };
+    const email = trimmed(item.email);
+    const name = item.name === undefined ? undefined : trimmed(item.name);
     return name ? { email, name } : { email };
   });
 }
@@ -49,21 +56,21 @@ export function toAddressList(input: RecipientInput | undefined): Address[] {
  * (the name optionally in double quotes). Returns undefined when it is neither.
  */
 export function parseMailbox(value: string): Address | undefined {
-  const trimmed = value.trim();
-  if (trimmed.endsWith('>')) {
+  const mailbox = trimmed(value);
+  if (mailbox.endsWith('>')) {
     // `Name <address>` or `"Name" <address>`. Split by hand: the equivalent
     // regular expression backtracks quadratically on long runs of blanks.
-    const open = trimmed.lastIndexOf('<');
-    const email = trimmed.slice(open + 1, -1);
-    let name = trimmed.slice(0, Math.max(open, 0)).trim();
+    const open = mailbox.lastIndexOf('<');
+    const email = mailbox.slice(open + 1, -1);
+    let name = trimmed(mailbox.slice(0, Math.max(open, 0)));
     if (open < 0 || !email || /[<>\s]/.test(email)) return undefined;
     if (name.length >= 2 && name.startsWith('"') && name.endsWith('"')) name = name.slice(1, -1);
     if (/[<>"]/.test(name)) return undefined;
-    name = name.trim();
+    name = trimmed(name);
     return name ? { email, name } : { email };
   }
-  if (/[<>]/.test(trimmed)) return undefined;
-  return { email: trimmed };
+  if (/[<>]/.test(mailbox)) return undefined;
+  return { email: mailbox };
 }
 
 export function isValidMailbox(address: Address): boolean {

@@ -65,8 +65,10 @@ export interface EmailService {
    * (never a redirect). A valid token whose record is gone still redirects;
    * nothing is recorded then (except a token of the first format, which
    * carries no expiry: its record's age decides, so without one it is expired).
+   * `count: false` (a HEAD: link checkers and mail scanners ask before any
+   * reader clicks) answers the same and records nothing.
    */
-  followClick(token: string): Promise<string>;
+  followClick(token: string, options?: { count: boolean }): Promise<string>;
   /** Writes the buffered pixel opens and clicks now; resolves once they are in the database. */
   flushOpens(): Promise<void>;
   /** Counters of the pixel's open buffer (accepted, dropped, recorded, failed, flushes, pending). */

@@ -232,13 +232,13 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       if (looksLikeViewKey(viewKey)) opens.add(viewKey);
     },
 
-    async followClick(token) {
+    async followClick(token, { count } = { count: true }) {
       const target = clicks.verify(token);
       if (!target) throw new MailroomError('validation', INVALID_CLICK_LINK);
       const now = Date.now();
       if (target.expiresAt <= now) throw new MailroomError('validation', CLICK_LINK_EXPIRED);
       // Buffered like a pixel open; the redirect never waits on the database.
-      (opens.addClick(target.emailId, now) ? clickBuffered : clickDropped).inc();
+      if (count) (opens.addClick(target.emailId, now) ? clickBuffered : clickDropped).inc();
       return target.url;
     },
 

@@ -87,6 +87,20 @@ describe('click tracking (GET /api/email/click/{token})', () => {
     assert.ok(after.opened_at instanceof Date);
   });
 
+  it('a HEAD (a link checker) gets the same redirect and records no click', async () => {
+    const { emailId, tokens } = await send(invoiceBody());
+    const res = await fetch(`${app.url}/api/email/click/${tokens[0]!}`, {
+      method: 'HEAD',
+      redirect: 'manual',
+    });
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get('location'), 'https://acme.example/invoices/1');
+    await app.email.flushOpens();
+    const after = await stored(emailId);
+    assert.equal(after.clicked, false);
+    assert.equal(after.opened, false);
+  });
+
   it('a followed redirect lands on the original page, query and fragment kept', async () => {
     const target = `${landingUrl}/landing/page?campaign=spring&x=1%202`;
     const { emailId, html, tokens } = await send(

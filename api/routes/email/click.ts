@@ -44,7 +44,8 @@ export const clickRoute = defineRoute({
   },
   async handler(ctx, { email }) {
     ctx.set('Cache-Control', 'no-store');
-    const url = await email.followClick(ctx.valid.params.token);
+    // A HEAD (Koa's router serves it with this GET route) is a checker's, not a reader's: not counted.
+    const url = await email.followClick(ctx.valid.params.token, { count: ctx.method === 'GET' });
     // 302 with Location (Koa's redirect: encodeurl, and a short body naming the URL).
     ctx.redirect(url);
   },

@@ -300,6 +300,23 @@ describe('POST /api/email/send', () => {
         invoiceBody({ from: 'Acme\nX <billing@acme.example>' }),
         'invalid email address provided.',
       ],
+      // At either end too: refused, not trimmed away.
+      [
+        'CR/LF around an address',
+        invoiceBody({ to: '\r\na@example.com\r\n' }),
+        'invalid email address provided.',
+      ],
+      ['LF after reply_to', invoiceBody({ reply_to: 'r@example.com\n' }), 'invalid email address provided.'],
+      [
+        'CR/LF around a cc name',
+        invoiceBody({ cc: [{ email: 'c@example.com', name: '\r\nC' }] }),
+        'invalid email address provided.',
+      ],
+      [
+        'CR/LF before from',
+        invoiceBody({ from: '\r\nBcc: e@example.com\r\n <billing@acme.example>' }),
+        'invalid email address provided.',
+      ],
       [
         'CR/LF in subject',
         invoiceBody({ subject: 'Hi\r\nBcc: evil@example.com' }),

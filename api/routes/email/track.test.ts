@@ -55,6 +55,19 @@ describe('tracking endpoints', () => {
       assert.ok((stored['time'] as Date).getTime() >= startedAt - 1000);
     });
 
+    it('a HEAD (a mail scanner) gets the GIF headers and records no open', async () => {
+      const { emailId, viewKey } = await sendOne();
+      const res = await fetch(`${app.url}/api/email/track?view_key=${viewKey}`, { method: 'HEAD' });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'image/gif');
+      assert.equal(res.headers.get('content-length'), '43');
+      await app.email.flushOpens();
+      assert.equal((await status(emailId))['opened'], false);
+      assert.equal((await status(emailId))['status'], 'sent');
+      await pixel(`?view_key=${viewKey}`);
+      assert.equal((await status(emailId))['opened'], true, 'a GET still is');
+    });
+
     it('a second open updates time and stays opened', async () => {
       const { emailId, viewKey } = await sendOne();
       await pixel(`?view_key=${viewKey}`);

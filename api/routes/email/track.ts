@@ -24,7 +24,8 @@ export const pixelRoute = defineRoute({
   query: Type.Object({ view_key: Type.Optional(Type.String()) }),
   responses: { 200: { description: 'A 1×1 transparent GIF, always.', contentType: 'image/gif' } },
   async handler(ctx, { email }) {
-    await email.recordOpen(ctx.valid.query.view_key);
+    // A HEAD (served by this GET route) is a scanner's, not a reader's: not an open.
+    if (ctx.method === 'GET') await email.recordOpen(ctx.valid.query.view_key);
     ctx.status = 200;
     ctx.set('Cache-Control', 'no-store, no-cache, must-revalidate');
     ctx.set('Pragma', 'no-cache');
