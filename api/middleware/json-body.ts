@@ -57,7 +57,9 @@ export function jsonBody(body: BodyLimits, receiveMs: number): Middleware<AppSta
         textLimit: body.limit,
         onerror,
       })
-    : bodyParser({ enableTypes: ['json'], jsonLimit: body.limit, strict: true, onerror });
+    : // Not strict: `null` or `"x"` is JSON, just not an object, which the
+      // route's validation says (`request body must be a JSON object.`).
+      bodyParser({ enableTypes: ['json'], jsonLimit: body.limit, strict: false, onerror });
 
   const requireJson: Middleware<AppState> = async (ctx, next) => {
     if (ctx.request.is('json') === false) throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);

@@ -125,6 +125,8 @@ export function describeBodyProblem(problem: Problem): string {
     case 'unknown':
       return unknownField(problem.field);
     case 'invalid':
+      // Every body is an object: a body of another type is that, not a bad field.
+      if (problem.field === '' && problem.keyword === 'type') return BODY_NOT_OBJECT;
       return invalidField(problem.field || 'body', problem.problem);
   }
 }

@@ -521,6 +521,20 @@ describe('POST /api/email/send', () => {
       assert.match(String(res.body['error']), /malformed JSON/);
     });
 
+    it('JSON that is not an object → 400 request body must be a JSON object.', async () => {
+      for (const path of ['/api/email/send', '/api/email/bulk', '/api/email/track'])
+        for (const raw of ['null', '"x"', '42', 'true', '[]']) {
+          const res = await app.post(path, raw);
+          assert.equal(res.status, 400, `${path} ${raw}`);
+          assert.deepEqual(
+            res.body,
+            { success: false, error: 'request body must be a JSON object.' },
+            `${path} ${raw}`,
+          );
+        }
+      assert.equal(app.fake.received.length, 0);
+    });
+
     it('a non-JSON content type → 415 in the error shape', async () => {
       const res = await app.post('/api/email/send', 'to=a@example.com', {
         ...AUTH,
