@@ -225,6 +225,20 @@ export const isPlainObject = (value: unknown): value is Record<string, unknown> 
  * and the Unicode line and paragraph separators have no business in ids or
  * in anything that becomes a header.
  */
+/**
+ * Control characters a text or HTML body has no use for: C0 but tab, line
+ * feed and carriage return, DEL and C1. A NUL cuts a message at some mail
+ * servers; the others are parse errors in HTML.
+ */
+export function hasBodyControlCharacters(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || (code >= 0x7f && code <= 0x9f))
+      return true;
+  }
+  return false;
+}
+
 export function hasControlCharacters(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);

@@ -1,6 +1,6 @@
 import { MailroomError } from '../errors.ts';
 import { getTemplate } from '../../templates/index.ts';
-import { hasControlCharacters, isPlainObject, parse } from '../validation.ts';
+import { hasBodyControlCharacters, hasControlCharacters, isPlainObject, parse } from '../validation.ts';
 import {
   dedupeRecipients,
   isBlockedDomain,
@@ -20,6 +20,9 @@ import {
   type SendBody,
 } from './email-schema.ts';
 import { canonicalLinks, missingVariables } from './template-variables.ts';
+
+/** What a template variable or html_body holding a NUL, DEL or the like is told. */
+const NO_CONTROLS = 'must not contain control characters';
 
 /**
  * Turns an untrusted send body into a NormalizedSend, or throws
@@ -156,6 +159,10 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
   const links = canonicalLinks(body.template_id, body.template_data ?? {});
   if ('problem' in links) throw fail(msg.invalidField(`template_data.${links.variable}`, links.problem));
   const templateData = links.data;
+  const garbled = Object.keys(templateData).find((name) => hasBodyControlCharacters(templateData[name]!));
+  if (garbled !== undefined) throw fail(msg.invalidField(`template_data.${garbled}`, NO_CONTROLS));
+  if (body.html_body !== undefined && hasBodyControlCharacters(body.html_body))
+    throw fail(msg.invalidField('html_body', NO_CONTROLS));
 
   return {
     ...dedupeRecipients(lists),

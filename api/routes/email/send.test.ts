@@ -478,6 +478,18 @@ describe('POST /api/email/send', () => {
         'invalid field tags: must contain at most 10 item(s).',
       ],
       ['body is an array', [invoiceBody()], 'request body must be a JSON object.'],
+      [
+        'NUL in a template variable',
+        invoiceBody({
+          template_data: { ...(invoiceBody()['template_data'] as object), DUE_DATE: '\u0000d' },
+        }),
+        'invalid field template_data.DUE_DATE: must not contain control characters.',
+      ],
+      [
+        'an escape character in html_body',
+        { to: 'a@example.com', subject: 's', template_id: 'custom', html_body: '<p>x\u001b[31m</p>' },
+        'invalid field html_body: must not contain control characters.',
+      ],
       // Link variables, for every caller: only what every URL parser reads alike (templates/links.ts).
       ...(
         [
