@@ -20,28 +20,23 @@ export function validateWorkflowInput(
   { blockedDomains = [] }: { blockedDomains?: readonly string[] } = {},
 ): Record<string, unknown> {
   if (!isPlainObject(body)) throw new MailroomError('validation', BODY_NOT_OBJECT);
-  const normalized = actAsCaller(def, def.normalize ? def.normalize(body) : { ...body }, caller);
+  const normalized = def.normalize ? def.normalize(body) : { ...body };
   const input = Value.Clean(def.input, normalized) as Record<string, unknown>;
-  return applyInputRules(def, parse(def.input, input, describeInputProblem), blockedDomains);
+  const valid = parse(def.input, input, describeInputProblem);
+  assertActsAsCaller(def, valid, caller);
+  return applyInputRules(def, valid, blockedDomains);
 }
 
 /**
- * The run acts as its caller: identity keys the body omits are the caller's;
- * one the body names differently is refused, so nobody sends as another
- * company or user by writing their ids into a body.
+ * The run acts as its caller: the identity ids a body must name (required,
+ * like any input field: missing → 400) must be the caller's, else 403, so
+ * nobody sends as another company or user by writing their ids into a body.
  */
-function actAsCaller(
-  def: WorkflowDefinition,
-  body: Record<string, unknown>,
-  caller: Caller,
-): Record<string, unknown> {
+function assertActsAsCaller(def: WorkflowDefinition, body: Record<string, unknown>, caller: Caller): void {
   for (const [field, key] of Object.entries(def.identityFields ?? {}) as Array<[IdentityField, string]>) {
     const own = caller[field];
-    if (own === undefined) continue;
     const named = body[key];
-    if (named === undefined || named === null || named === '') body[key] = own;
-    else if (typeof named !== 'string' || named.toLowerCase() !== own.toLowerCase())
-      throw new MailroomError('forbidden', notTheCaller(key));
+    if (own === undefined || typeof named !== 'string') continue;
+    if (named.toLowerCase() !== own.toLowerCase()) throw new MailroomError('forbidden', notTheCaller(key));
   }
-  return body;
 }

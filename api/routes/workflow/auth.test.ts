@@ -21,7 +21,10 @@ async function keyFor(companyId: string, scopes: Scope[] = ALL, organizationId?:
   return { authorization: `Bearer ${plaintext}`, 'x-company-id': companyId, 'x-user-id': h.caller.userId };
 }
 
-const einBody = (overrides: Record<string, unknown> = {}) => ({
+/** An EIN input naming the key's company and the harness's user (the ids are required). */
+const einBody = (companyId: string, overrides: Record<string, unknown> = {}) => ({
+  userId: h.caller.userId,
+  companyId,
   organizationId: randomUUID(),
   emailAction: 'ein-verified',
   recipients: ['owner@example.com'],
@@ -63,10 +66,17 @@ describe('workflow routes with API keys', () => {
     await h.temporal.workflow.getHandle(String(started.body['runId'])).terminate('test cleanup');
   });
 
-  it('the run carries the key’s identity; EIN ids default to the caller’s', async () => {
+  it('the run carries the key’s identity; EIN ids must name the caller', async () => {
     const company = randomUUID();
     const key = await keyFor(company);
-    const res = await h.trigger('send-email-received-ein', einBody(), key);
+    const missing = await h.trigger(
+      'send-email-received-ein',
+      { ...einBody(company), userId: undefined },
+      key,
+    );
+    assert.equal(missing.status, 400);
+    assert.deepEqual(missing.body, { success: false, error: 'missing required fields: userId' });
+    const res = await h.trigger('send-email-received-ein', einBody(company), key);
     assert.equal(res.status, 202, JSON.stringify(res.body));
     const handle = h.temporal.workflow.getHandle(String(res.body['runId']));
     const desc = await handle.describe();
@@ -80,13 +90,14 @@ describe('workflow routes with API keys', () => {
   });
 
   it('403 when the EIN body names another company or user than the caller', async () => {
-    const key = await keyFor(randomUUID());
+    const company = randomUUID();
+    const key = await keyFor(company);
     for (const patch of [
       { companyId: randomUUID() },
       { userId: randomUUID() },
-      { company_id: randomUUID() },
+      { companyId: undefined, company_id: randomUUID() },
     ]) {
-      const res = await h.trigger('send-email-received-ein', einBody(patch), key);
+      const res = await h.trigger('send-email-received-ein', einBody(company, patch), key);
       assert.equal(res.status, 403, JSON.stringify(patch));
       const field = 'userId' in patch ? 'userId' : 'companyId';
       assert.deepEqual(res.body, {
@@ -198,7 +209,7 @@ describe('test and live runs and schedules are apart', () => {
     const live = await keyFor(company, scopes);
     const test = await keyFor(company, scopes, undefined, true);
 
-    const started = await h.trigger('send-email-received-ein', einBody(), live);
+    const started = await h.trigger('send-email-received-ein', einBody(company), live);
     assert.equal(started.status, 202, JSON.stringify(started.body));
     const path = `/api/workflow/send-email-received-ein?runId=${String(started.body['runId'])}`;
     assert.equal((await h.request('GET', path, undefined, test)).status, 404);
@@ -206,7 +217,7 @@ describe('test and live runs and schedules are apart', () => {
     assert.equal((await h.request('GET', path, undefined, live)).status, 200);
 
     const schedules = '/api/workflow/send-email-received-ein/schedules';
-    const made = await h.request('POST', schedules, { every: '1h', input: einBody() }, live);
+    const made = await h.request('POST', schedules, { every: '1h', input: einBody(company) }, live);
     assert.equal(made.status, 201, JSON.stringify(made.body));
     const item = `${schedules}/${String((made.body['schedule'] as Record<string, unknown>)['scheduleId'])}`;
     assert.equal((await h.request('GET', item, undefined, test)).status, 404);

@@ -47,12 +47,12 @@ describe('POST /api/workflow/:workflowName', () => {
   });
 
   it('lists every missing required field (canonical names) and starts nothing', async () => {
-    // companyId and userId are the caller's (its headers); the rest is missing.
+    // The identity ids are required like the rest, though the headers name the caller.
     const res = await h.trigger('send-email-received-ein', { recipients: ['a@example.com'] });
     assert.equal(res.status, 400);
     assert.deepEqual(res.body, {
       success: false,
-      error: 'missing required fields: organizationId, emailAction',
+      error: 'missing required fields: userId, companyId, organizationId, emailAction',
     });
     const welcome = await h.trigger('send-welcome-email', {});
     assert.deepEqual(welcome.body, { success: false, error: 'missing required fields: userId' });
@@ -75,6 +75,9 @@ describe('POST /api/workflow/:workflowName', () => {
       [{ recipients: ['not-an-address'] }, 'recipients[0] must be a valid email address'],
       [{ ccs: ['ok@example.com', 'nope'] }, 'ccs[1] must be a valid email address'],
       [{ organizationId: 'acme' }, 'organizationId must be a UUID'],
+      // The shape is checked before whether the ids are the caller's (a 403).
+      [{ companyId: 'acme' }, 'companyId must be a UUID'],
+      [{ userId: null }, 'userId must be a string'],
       [
         { recipients: Array.from({ length: 51 }, (_, i) => `r${i}@example.com`) },
         'recipients must contain at most 50 item(s)',
