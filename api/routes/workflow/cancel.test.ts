@@ -13,7 +13,7 @@ before(async () => {
 after(() => h.stop());
 
 describe('DELETE /api/workflow/:workflowName', () => {
-  it('cancels a running run: 202 cancelling, then the run is cancelled', async () => {
+  it('cancels a running run: 202 running with cancelRequested, then the run is cancelled', async () => {
     const userId = `user-${randomUUID()}`;
     await h.insertUser({ _id: userId, email: `${userId}@example.com`, name: 'Ada' });
     h.fake.delayMs = 3000;
@@ -27,7 +27,8 @@ describe('DELETE /api/workflow/:workflowName', () => {
       success: true,
       runId,
       workflowName: 'send-welcome-email',
-      status: 'cancelling',
+      status: 'running',
+      cancelRequested: true,
     });
 
     const run = await h.waitForStatus('send-welcome-email', runId, 'cancelled');
@@ -40,6 +41,20 @@ describe('DELETE /api/workflow/:workflowName', () => {
     // The cancelled run released its claim on the welcome email: a later run may send it.
     assert.equal(user?.welcomeEmailRunId, undefined);
     h.fake.reset();
+  });
+
+  it('a pending run (no worker yet): 202 pending with cancelRequested; cancelled once a worker takes it', async () => {
+    await h.stopWorkers();
+    const { body } = await h.trigger('send-welcome-email', { userId: `user-${randomUUID()}` });
+    const runId = body['runId'] as string;
+    const res = await h.request('DELETE', `/api/workflow/send-welcome-email?runId=${runId}`);
+    assert.equal(res.status, 202);
+    assert.equal(res.body['status'], 'pending');
+    assert.equal(res.body['cancelRequested'], true);
+    const meanwhile = await h.status('send-welcome-email', runId);
+    assert.equal(meanwhile.body.status, 'pending');
+    await h.startWorker();
+    await h.waitForStatus('send-welcome-email', runId, 'cancelled');
   });
 
   it('answers 409 for a run that already closed', async () => {

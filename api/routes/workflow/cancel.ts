@@ -3,13 +3,18 @@ import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
 import { WORKFLOW_AUTH } from './owner.ts';
+import { runningHistory } from './run-history.ts';
 import { CancelResponseSchema } from './run-schema.ts';
+import { mapStatus } from './run-status.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
 /**
  * DELETE /api/workflow/:workflowName?runId=…: requests cancellation and
- * answers 202 `cancelling`; the run then ends `cancelled`. A run that already
- * finished cannot be cancelled: 409 `workflow run is already closed`.
+ * answers 202 with the run's status as it is (`pending` or `running`: no
+ * status outside the interface's five) and `cancelRequested: true`, as GET
+ * shows it until the run ends (usually `cancelled`; one that finishes first,
+ * `completed`). A run that already finished cannot be cancelled: 409
+ * `workflow run is already closed`.
  */
 export const cancelRoute = defineRoute({
   method: 'delete',
@@ -26,14 +31,18 @@ export const cancelRoute = defineRoute({
     500: failure('Temporal could not be reached.'),
   },
   async handler(ctx, { temporal }) {
-    const { def, runId, handle, desc } = await findRun(ctx, temporal);
+    const { def, runId, handle, desc } = await findRun(ctx, temporal, 'cancel workflow run');
     if (desc.status.name !== 'RUNNING') throw new HttpError(409, RUN_ALREADY_CLOSED);
-    try {
-      await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.cancel());
-    } catch (err) {
-      throw temporalError(err, 'cancel workflow run');
-    }
+    const status = await temporal
+      .withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
+        await handle.cancel();
+        // Pending or running: whether a worker has started it (the history's first events).
+        return mapStatus(desc.status.name, await runningHistory(temporal, desc));
+      })
+      .catch((err: unknown) => {
+        throw temporalError(err, 'cancel workflow run');
+      });
     ctx.status = 202;
-    ctx.body = { success: true, runId, workflowName: def.name, status: 'cancelling' };
+    ctx.body = { success: true, runId, workflowName: def.name, status, cancelRequested: true };
   },
 });

@@ -9,6 +9,8 @@ import { failure, type RouteContext, type RouteSpec } from '../../route.ts';
 import { RunIdQuery, WorkflowNameParams } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 
+type TemporalAction = Parameters<typeof temporalError>[1];
+
 /** What the routes of one run (GET, DELETE) declare alike: identity, `?runId=`, 400 and 404. */
 export const RUN_ROUTE = {
   tag: 'workflow',
@@ -27,13 +29,15 @@ export const RUN_LOOKUP_FAILURES = {
 export async function findRun(
   ctx: RouteContext<typeof WorkflowNameParams, typeof RunIdQuery, TObject>,
   temporal: Client,
+  /** What a Temporal failure is said to have stopped (`failed to <action>: …`). */
+  action: TemporalAction = 'read workflow run',
 ) {
   const def = ctx.state.workflow;
   const { runId } = ctx.valid.query;
   return {
     def,
     runId,
-    ...(await describeRun(temporal, def, runId, reachOf(ctx))),
+    ...(await describeRun(temporal, def, runId, reachOf(ctx), undefined, action)),
   };
 }
 
@@ -54,13 +58,14 @@ export async function describeRun(
   reach: Reach,
   /** Temporal's id of one execution (a listed one); default: the latest of `runId`. */
   executionRunId?: string,
+  action: TemporalAction = 'read workflow run',
 ): Promise<{ handle: WorkflowHandle; desc: WorkflowExecutionDescription }> {
   const handle = temporal.workflow.getHandle(runId, executionRunId);
   let desc: WorkflowExecutionDescription;
   try {
     desc = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.describe());
   } catch (err) {
-    throw temporalError(err, 'read workflow run');
+    throw temporalError(err, action);
   }
   if (desc.type !== def.workflowType) throw new HttpError(404, RUN_NOT_FOUND);
   const owner = desc.memo?.[CALLER_MEMO_KEY];

@@ -53,12 +53,13 @@ export const RunResponseSchema = Type.Object({
 });
 export type RunResponse = Static<typeof RunResponseSchema>;
 
-/** 202 of DELETE. */
+/** 202 of DELETE: the run as it is when the cancellation was requested. */
 export const CancelResponseSchema = Type.Object({
   success: Type.Literal(true),
   runId: Type.String(),
   workflowName: Type.String(),
-  status: Type.Literal('cancelling'),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('running')]),
+  cancelRequested: Type.Literal(true),
 });
 
 /** One run of GET /api/workflow/:workflowName/runs: the run's status answer without `result`. */
