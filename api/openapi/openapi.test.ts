@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -88,6 +89,23 @@ describe('the OpenAPI document', () => {
     );
     const ids = operations().map(({ op }) => op.operationId);
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+  });
+
+  it('has an operation for every /docs#tag/…/operation/… link of the README and docs/', () => {
+    const files = ['README.md', ...readdirSync('docs').map((name) => `docs/${name}`)].filter((f) =>
+      f.endsWith('.md'),
+    );
+    const anchors = files.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\/docs#tag\/([\w-]+)\/operation\/([\w-]+)/g)].map(
+        ([, tag, id]) => ({ file, tag: tag!, id: id! }),
+      ),
+    );
+    assert.ok(anchors.length >= 5, 'the README links the reference');
+    for (const { file, tag, id } of anchors) {
+      const op = operations().find(({ op }) => op.operationId === id)?.op as { tags?: string[] } | undefined;
+      assert.ok(op, `${file}: no operation ${id}`);
+      assert.ok(op.tags?.includes(tag), `${file}: ${id} is not tagged ${tag}`);
+    }
   });
 
   it('takes request bodies from the schemas that validate them', () => {
