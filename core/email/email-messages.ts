@@ -142,6 +142,8 @@ export const SCHEDULED_TOO_LARGE =
 export const SCHEDULED_EMAIL_NOT_FOUND = 'scheduled email not found.';
 /** A cancelled scheduled email's record: `failed` with this error. */
 export const CANCELLED = 'cancelled';
+/** One company has RENDER_WAITING_PER_TENANT custom-HTML messages waiting to render already (429). */
+export const RENDER_QUEUE_FULL = 'too many html_body emails waiting to render. try again later.';
 /** A cancelled workflow run's email the provider never took: `failed` with this error (a reset sends it). */
 export const RUN_CANCELLED = 'cancelled: its workflow run was cancelled before the provider took the email.';
 export const ALREADY_SENT = 'email already sent; it can no longer be cancelled.';

@@ -92,7 +92,7 @@ export function createScheduledSends(deps: ScheduledSendsDeps): ScheduledSendsAp
   const store = scheduledStore(deps.db);
 
   /** Renders once and throws what rendering would throw at send time (custom HTML too complex…). */
-  async function checkRenders(input: NormalizedSend): Promise<void> {
+  async function checkRenders(input: NormalizedSend, companyId: string): Promise<void> {
     if (input.templateId !== CUSTOM_TEMPLATE_ID)
       renderEmail({
         templateId: input.templateId,
@@ -101,12 +101,15 @@ export function createScheduledSends(deps: ScheduledSendsDeps): ScheduledSendsAp
         trackingPixelUrl: undefined,
       });
     else
-      await deps.customHtml.render({
-        htmlBody: input.htmlBody ?? '',
-        subject: input.subject,
-        trackingPixelUrl: undefined,
-        findLinks: input.trackClicks,
-      });
+      await deps.customHtml.render(
+        {
+          htmlBody: input.htmlBody ?? '',
+          subject: input.subject,
+          trackingPixelUrl: undefined,
+          findLinks: input.trackClicks,
+        },
+        companyId,
+      );
   }
 
   /** Sent, failed or cancelled: what the run reports for a record no longer pending. */
@@ -127,7 +130,7 @@ export function createScheduledSends(deps: ScheduledSendsDeps): ScheduledSendsAp
       const sendAt = parseSendAt(rawSendAt, new Date());
       const input = validateSendBody(request, deps.blockedDomains);
       if (input.from) await deps.senders.check(identity.companyId, input.from.email);
-      await checkRenders(input);
+      await checkRenders(input, identity.companyId ?? '');
       const stored = JSON.stringify(request);
       if (stored.length > SCHEDULED_BODY_MAX_CHARS)
         throw new MailroomError('validation', SCHEDULED_TOO_LARGE);

@@ -221,7 +221,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     checking: ReturnType<typeof leaveOutSuppressed>,
   ) {
     const emailId = claimed.record.email_id;
-    const rendered = await render(requested, claimed.record.view_key, emailId);
+    const rendered = await render(requested, claimed.record, emailId);
     // A built-in template's links were tracked as it rendered them; the caller's HTML is scanned.
     if (requested.trackClicks && requested.templateId === CUSTOM_TEMPLATE_ID)
       rendered.html = await deps.clicks.trackLinks(rendered.html, emailId, rendered.links);
@@ -241,8 +241,12 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
    * ours, its variables escaped); the caller's own HTML in a render thread,
    * which also finds its links when clicks are tracked.
    */
-  async function render(input: NormalizedSend, viewKey: string, emailId: string): Promise<RenderedHtml> {
-    const trackingPixelUrl = input.trackOpens ? pixelUrl(viewKey) : undefined;
+  async function render(
+    input: NormalizedSend,
+    record: Pick<EmailRecord, 'view_key' | 'company_id'>,
+    emailId: string,
+  ): Promise<RenderedHtml> {
+    const trackingPixelUrl = input.trackOpens ? pixelUrl(record.view_key) : undefined;
     if (input.templateId !== CUSTOM_TEMPLATE_ID)
       return renderEmail({
         templateId: input.templateId,
@@ -252,12 +256,11 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         trackLink: input.trackClicks ? (href) => deps.clicks.link(emailId, href) : undefined,
       });
     if (input.htmlBody === undefined) throw new Error('html_body is required for the custom template');
-    return deps.customHtml.render({
-      htmlBody: input.htmlBody,
-      subject: input.subject,
-      trackingPixelUrl,
-      findLinks: input.trackClicks,
-    });
+    // The render threads take turns by company: another's queue never holds this one back.
+    return deps.customHtml.render(
+      { htmlBody: input.htmlBody, subject: input.subject, trackingPixelUrl, findLinks: input.trackClicks },
+      record.company_id ?? '',
+    );
   }
 
   /** The company's (or its test list's) suppressed recipients, left out of `input` (sends without a company have no list). */

@@ -3,7 +3,8 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { MailroomError } from '../../errors.ts';
 import type { HtmlRenderRequest, RenderedHtml } from './html-render-task.ts';
-import { HTML_TOO_COMPLEX } from '../email-messages.ts';
+import { HTML_TOO_COMPLEX, RENDER_QUEUE_FULL } from '../email-messages.ts';
+import { createFairTurns } from './fair-turns.ts';
 import { watchThreadBudget } from './thread-budget.ts';
 
 export type { HtmlRenderRequest, RenderedHtml } from './html-render-task.ts';
@@ -28,6 +29,12 @@ export type { HtmlRenderRequest, RenderedHtml } from './html-render-task.ts';
  *
  * A pool starts its threads on first use (or at once with `warm`): two, and
  * up to one fewer than the cores while messages wait.
+ *
+ * Messages wait for a thread taking turns by company (fair-turns.ts): one
+ * company queueing many slow messages delays its own, never another's
+ * (measured before: 30 pathological messages from one company held another's
+ * 20-byte one for 30 s). A company may have RENDER_WAITING_PER_TENANT
+ * messages waiting (two full bulk batches); one more is 429.
  */
 
 /**
@@ -43,10 +50,15 @@ const MIN_THREADS = 2;
 const THREAD_HEAP_MB = 512;
 /** A thread idle this long is stopped (MIN_THREADS are always kept). */
 const IDLE_MS = 60_000;
+/** Messages one company may have waiting for a render thread. */
+export const RENDER_WAITING_PER_TENANT = 100;
 
 export interface HtmlRenderPool {
-  /** The rendered HTML, its text part and (when asked) its links; `validation` error when too complex. */
-  render(request: HtmlRenderRequest): Promise<RenderedHtml>;
+  /**
+   * The rendered HTML, its text part and (when asked) its links; `validation`
+   * error when too complex. `tenant`: whose turn it takes (the company).
+   */
+  render(request: HtmlRenderRequest, tenant: string): Promise<RenderedHtml>;
   /** Stops the threads (shutdown). */
   close(): Promise<void>;
 }
@@ -69,29 +81,36 @@ export function createHtmlRenderPool(
       resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
     }));
   if (options.warm) threads();
+  const turns = createFairTurns({
+    concurrency: maxThreads,
+    maxWaiting: RENDER_WAITING_PER_TENANT,
+    refusal: RENDER_QUEUE_FULL,
+  });
+
+  async function renderNow(request: HtmlRenderRequest): Promise<RenderedHtml> {
+    const budget = new AbortController();
+    const { port1: started, port2 } = new MessageChannel();
+    let stopWatching = () => {};
+    started.once('message', (statPath: string | undefined) => {
+      stopWatching = watchThreadBudget(statPath, budgetMs, () => budget.abort());
+    });
+    try {
+      return (await threads().run(
+        { ...request, started: port2 },
+        { transferList: [port2], signal: budget.signal },
+      )) as RenderedHtml;
+    } catch (err) {
+      if (budget.signal.aborted || (err as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY')
+        throw new MailroomError('validation', HTML_TOO_COMPLEX);
+      throw err;
+    } finally {
+      stopWatching();
+      started.close();
+    }
+  }
 
   return {
-    async render(request) {
-      const budget = new AbortController();
-      const { port1: started, port2 } = new MessageChannel();
-      let stopWatching = () => {};
-      started.once('message', (statPath: string | undefined) => {
-        stopWatching = watchThreadBudget(statPath, budgetMs, () => budget.abort());
-      });
-      try {
-        return (await threads().run(
-          { ...request, started: port2 },
-          { transferList: [port2], signal: budget.signal },
-        )) as RenderedHtml;
-      } catch (err) {
-        if (budget.signal.aborted || (err as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY')
-          throw new MailroomError('validation', HTML_TOO_COMPLEX);
-        throw err;
-      } finally {
-        stopWatching();
-        started.close();
-      }
-    },
+    render: (request, tenant) => turns.run(tenant, () => renderNow(request)),
     async close() {
       await pool?.destroy();
       pool = undefined;

@@ -1,0 +1,67 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { isMailroomError } from '../../errors.ts';
+import { createFairTurns } from './fair-turns.ts';
+
+/** A task that runs until released, noting when it started. */
+function gate(order: string[], name: string) {
+  let release!: () => void;
+  const done = new Promise<void>((resolve) => (release = resolve));
+  return {
+    task: async () => {
+      order.push(name);
+      await done;
+      return name;
+    },
+    release,
+  };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('fair turns between tenants', () => {
+  it("one tenant's queue does not hold another's task back: turns go round", async () => {
+    const turns = createFairTurns({ concurrency: 1, maxWaiting: 100, refusal: 'busy' });
+    const order: string[] = [];
+    const a = Array.from({ length: 5 }, (_, i) => gate(order, `a${i}`));
+    const b = gate(order, 'b0');
+    const c = gate(order, 'c0');
+    const runs = [...a.map((g) => turns.run('A', g.task)), turns.run('B', b.task), turns.run('C', c.task)];
+    await tick();
+    assert.deepEqual(order, ['a0']);
+    assert.deepEqual(turns.size, { running: 1, waiting: 6 });
+    for (const g of [a[0]!, a[1]!, b, c, a[2]!, a[3]!, a[4]!]) {
+      g.release();
+      await tick();
+      await tick();
+    }
+    assert.deepEqual(await Promise.all(runs), ['a0', 'a1', 'a2', 'a3', 'a4', 'b0', 'c0']);
+    // A's first ran, then each tenant in turn: B and C did not wait for A's other four.
+    assert.deepEqual(order, ['a0', 'a1', 'b0', 'c0', 'a2', 'a3', 'a4']);
+    assert.deepEqual(turns.size, { running: 0, waiting: 0 });
+  });
+
+  it('runs up to its concurrency at once, and refuses a tenant past maxWaiting with 429', async () => {
+    const turns = createFairTurns({ concurrency: 2, maxWaiting: 2, refusal: 'render queue full' });
+    const order: string[] = [];
+    const gates = Array.from({ length: 4 }, (_, i) => gate(order, `a${i}`));
+    const runs = gates.map((g) => turns.run('A', g.task));
+    await tick();
+    assert.deepEqual(order, ['a0', 'a1']);
+    const refused = await turns.run('A', async () => 'never').catch((err: unknown) => err);
+    assert.ok(isMailroomError(refused) && refused.kind === 'rate_limited', String(refused));
+    assert.equal((refused as Error).message, 'render queue full');
+    // Another tenant still gets its turn.
+    const other = turns.run('B', async () => 'b');
+    for (const g of gates) g.release();
+    assert.deepEqual(await Promise.all([...runs, other]), ['a0', 'a1', 'a2', 'a3', 'b']);
+  });
+
+  it('a failing task frees its slot', async () => {
+    const turns = createFairTurns({ concurrency: 1, maxWaiting: 10, refusal: 'busy' });
+    const failed = turns.run('A', () => Promise.reject(new Error('boom')));
+    const next = turns.run('B', async () => 'b');
+    await assert.rejects(failed, /boom/);
+    assert.equal(await next, 'b');
+  });
+});
