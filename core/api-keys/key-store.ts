@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { LRUCache } from 'lru-cache';
+import { MailroomError } from '../errors.ts';
 import type { Scope } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import { generateKey, parseKey, secretMatches } from './key-format.ts';
@@ -55,14 +56,22 @@ export interface KeyStore {
   create(input: NewApiKey): Promise<{ key: ApiKey; plaintext: string }>;
   /** Keys, newest first; of one company when given, and of one of its organizations when given too. */
   list(companyId?: string, organizationId?: string): Promise<ApiKey[]>;
-  /** How many live (unrevoked) keys the company holds. */
-  countLive(companyId: string): Promise<number>;
+  /** The company's keys not revoked, of one mode: test keys have their own cap. */
+  countLive(companyId: string, test: boolean): Promise<number>;
   /**
    * Revokes a key (of `companyId` when given, of its organization
    * `organizationId` when given too, and a test key only when `testOnly`);
-   * false when there is no such live key.
+   * false when there is no such live key. With `grantable` (the revoking
+   * key's scopes), a key holding a scope beyond them is refused (403): a
+   * leaked `keys:manage` key cannot revoke the company's stronger keys.
    */
-  revoke(id: string, companyId?: string, organizationId?: string, testOnly?: boolean): Promise<boolean>;
+  revoke(
+    id: string,
+    companyId?: string,
+    organizationId?: string,
+    testOnly?: boolean,
+    grantable?: readonly Scope[],
+  ): Promise<boolean>;
   /** The live key a presented plaintext proves, or undefined (unknown, revoked, wrong secret, malformed). */
   verify(plaintext: string): Promise<ApiKey | undefined>;
 }
@@ -133,14 +142,25 @@ export function createKeyStore(db: Db, logger: Logger): KeyStore {
         .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
     },
 
-    countLive: (companyId) => keys.countDocuments({ company_id: companyId.toLowerCase(), revoked_at: null }),
+    countLive: (companyId, test) =>
+      keys.countDocuments({
+        company_id: companyId.toLowerCase(),
+        revoked_at: null,
+        test: test ? true : { $ne: true },
+      }),
 
-    async revoke(id, companyId, organizationId, testOnly = false) {
+    async revoke(id, companyId, organizationId, testOnly = false, grantable) {
       const doc = await keys.findOne({ _id: id });
       if (!doc || doc.revoked_at) return false;
       if (testOnly && doc.test !== true) return false;
       if (companyId !== undefined && doc.company_id !== companyId.toLowerCase()) return false;
       if (organizationId !== undefined && doc.organization_id !== organizationId.toLowerCase()) return false;
+      const beyond = grantable && doc.scopes.filter((scope) => !grantable.includes(scope));
+      if (beyond?.length)
+        throw new MailroomError(
+          'forbidden',
+          `this API key cannot revoke a key with the ${beyond.join(', ')} scope`,
+        );
       await keys.updateOne({ _id: id }, { $set: { revoked_at: new Date() } });
       cache.delete(id);
       return true;

@@ -66,7 +66,9 @@ export const createKeyRoute = defineRoute({
   responses: {
     201: { description: 'Created.', schema: CreatedKeyResponseSchema },
     400: failure('Invalid body.'),
-    409: failure(`The company holds ${MAX_LIVE_KEYS_PER_COMPANY} live keys already; revoke one first.`),
+    409: failure(
+      `The company holds ${MAX_LIVE_KEYS_PER_COMPANY} keys of this mode (live or test) already; revoke one first.`,
+    ),
     ...AUTH_FAILURES,
   },
   async handler(ctx, { keys }) {
@@ -79,10 +81,13 @@ export const createKeyRoute = defineRoute({
     // Asking a test key for a live one is refused, not quietly answered with a test key.
     if (ctx.state.principal.test === true && body.test === false)
       throw new MailroomError('forbidden', TEST_KEY_MAKES_TEST_KEYS);
-    if ((await keys.countLive(owner.companyId)) >= MAX_LIVE_KEYS_PER_COMPANY)
+    // A test key makes test keys only: it cannot mint a live one.
+    const test = body.test === true || ctx.state.principal.test === true;
+    // Each mode has its own cap: test keys never use up the live ones'.
+    if ((await keys.countLive(owner.companyId, test)) >= MAX_LIVE_KEYS_PER_COMPANY)
       throw new MailroomError(
         'conflict',
-        `a company may hold at most ${MAX_LIVE_KEYS_PER_COMPANY} live API keys; revoke one first`,
+        `a company may hold at most ${MAX_LIVE_KEYS_PER_COMPANY} ${test ? 'test' : 'live'} API keys; revoke one first`,
       );
     const { key, plaintext } = await keys.create({
       companyId: owner.companyId,
@@ -92,8 +97,7 @@ export const createKeyRoute = defineRoute({
       organizationId: ctx.state.principal.boundOrganizationId ?? owner.organizationId ?? null,
       name: body.name,
       scopes: body.scopes,
-      // A test key makes test keys only: it cannot mint a live one.
-      test: body.test === true || ctx.state.principal.test === true,
+      test,
     });
     ctx.status = 201;
     ctx.body = { success: true, key: apiKeyView(key), secret: plaintext };
@@ -111,6 +115,7 @@ export const revokeKeyRoute = defineRoute({
   responses: {
     200: { description: 'Revoked.', schema: OkResponseSchema },
     ...AUTH_FAILURES,
+    403: failure('The key to revoke holds a scope this API key lacks (or this key lacks keys:manage).'),
     404: failure(
       'No live key with this id in the company (or, for a key bound to an organization, in its organization).',
     ),
@@ -122,6 +127,8 @@ export const revokeKeyRoute = defineRoute({
       ctx.state.principal.boundOrganizationId,
       // A test key never reaches a live one: answered as if it did not exist.
       ctx.state.principal.test === true,
+      // Nor a key one with a scope it lacks: it could not have made it either.
+      ctx.state.principal.scopes,
     );
     if (!revoked) throw new MailroomError('not_found', KEY_NOT_FOUND);
     ctx.body = { success: true };

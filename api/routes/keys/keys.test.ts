@@ -46,9 +46,35 @@ describe('/api/keys', () => {
     assert.equal((await app.post('/api/email/send', invoiceBody(), headers)).status, 401);
   });
 
+  it('a key revokes only keys within its own scopes: a keys:manage key cannot revoke a stronger one', async () => {
+    const own = randomUUID();
+    const strong = await app.keys.create({
+      companyId: own,
+      organizationId: organization,
+      name: 'strong',
+      scopes: ['keys:manage', 'email:send'],
+    });
+    const weak = await bearer(['keys:manage'], own);
+    const refused = await app.delete(`/api/keys/${strong.key.id}`, { authorization: weak });
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.deepEqual(refused.body, {
+      success: false,
+      error: 'this API key cannot revoke a key with the email:send scope',
+    });
+    const peer = await app.keys.create({
+      companyId: own,
+      organizationId: organization,
+      name: 'peer',
+      scopes: ['keys:manage'],
+    });
+    assert.equal((await app.delete(`/api/keys/${peer.key.id}`, { authorization: weak })).status, 200);
+    const strongBearer = `Bearer ${strong.plaintext}`;
+    assert.equal((await app.get('/api/keys', { authorization: strongBearer })).status, 200, 'still works');
+  });
+
   it(`holds a company to ${MAX_LIVE_KEYS_PER_COMPANY} live keys: 409 past it, room again after a revoke`, async () => {
     const own = randomUUID();
-    const admin = await bearer(['keys:manage'], own);
+    const admin = await bearer(['keys:manage', 'email:send'], own);
     // The admin key is the first; the store makes the rest up to the bound.
     for (let i = 1; i < MAX_LIVE_KEYS_PER_COMPANY; i++)
       await app.keys.create({
@@ -67,6 +93,13 @@ describe('/api/keys', () => {
       success: false,
       error: `a company may hold at most ${MAX_LIVE_KEYS_PER_COMPANY} live API keys; revoke one first`,
     });
+    // Test keys have a cap of their own: the live ones' does not stop them, nor they it.
+    const testKey = await app.post(
+      '/api/keys',
+      { name: 'test one', scopes: ['keys:manage'], test: true },
+      { authorization: admin },
+    );
+    assert.equal(testKey.status, 201, JSON.stringify(testKey.body));
     const listed = await app.get('/api/keys', { authorization: admin });
     const other = (listed.body['data'] as Array<Record<string, unknown>>).find((k) => k['name'] === 'k1')!;
     assert.equal(
@@ -105,7 +138,7 @@ describe('/api/keys', () => {
     const [oa, o2] = [randomUUID(), randomUUID()];
     const create = (organizationId: string | undefined, scopes: Scope[]) =>
       app.keys.create({ companyId: company, organizationId, name: 'k', scopes });
-    const adminA = `Bearer ${(await create(oa, ['keys:manage'])).plaintext}`;
+    const adminA = `Bearer ${(await create(oa, ['keys:manage', 'email:send'])).plaintext}`;
     const ownA = await create(oa, ['email:send']);
     const theirs = await create(o2, ['email:send']);
     const companyWide = await create(undefined, ['keys:manage', 'email:send']);

@@ -203,6 +203,22 @@ describe('workflow routes with API keys', () => {
 });
 
 describe('test and live runs and schedules are apart', () => {
+  it('one Idempotency-Key under a test key and a live key of one company: two runs, each of its mode', async () => {
+    const company = randomUUID();
+    const [live, test] = [await keyFor(company), await keyFor(company, ALL, undefined, true)];
+    const idem = { 'idempotency-key': `mode-${randomUUID()}` };
+    const first = await h.trigger('send-email-received-ein', einBody(company), { ...test, ...idem });
+    const second = await h.trigger('send-email-received-ein', einBody(company), { ...live, ...idem });
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    assert.equal(second.status, 202, JSON.stringify(second.body));
+    assert.notEqual(first.body['runId'], second.body['runId']);
+    const path = (runId: unknown) => `/api/workflow/send-email-received-ein?runId=${String(runId)}`;
+    assert.equal((await h.request('GET', path(second.body['runId']), undefined, live)).status, 200);
+    assert.equal((await h.request('GET', path(first.body['runId']), undefined, test)).status, 200);
+    const again = await h.trigger('send-email-received-ein', einBody(company), { ...live, ...idem });
+    assert.equal(again.body['runId'], second.body['runId'], 'a repeat in one mode lands on its run');
+  });
+
   it("a key of one mode never reads, cancels, lists or changes the other mode's runs and schedules", async () => {
     const company = randomUUID();
     const scopes: Scope[] = [...ALL, 'workflows:schedule'];

@@ -19,7 +19,7 @@ import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
  * The run id: Temporal's workflow id, what operators search for in the Web
  * UI. With an Idempotency-Key it is an HMAC under the server's secret of the
  * caller's company (and, for a key bound to an organization, that
- * organization), the workflow name and the key, so a repeat trigger lands
+ * organization; for a test key, its mode), the workflow name and the key, so a repeat trigger lands
  * on the same run, two tenants' keys never collide, and nobody without the
  * secret can compute (or start first) another caller's run. Without a key it
  * is random.
@@ -27,15 +27,18 @@ import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 export function runIdFor(
   name: string,
   idempotencyKey: string | undefined,
-  reach: { companyId: string; boundOrganizationId?: string | undefined },
+  reach: { companyId: string; boundOrganizationId?: string | undefined; test?: boolean | undefined },
   secret: string,
 ): string {
   if (!idempotencyKey) return `${name}-${randomUUID()}`;
-  // Company-wide callers keep the ids they always had.
-  const scope =
-    reach.boundOrganizationId === undefined
-      ? [reach.companyId]
-      : [reach.companyId, reach.boundOrganizationId];
+  // Company-wide live callers keep the ids they always had; an organization
+  // and test mode each make a scope of their own, so a test key's key never
+  // lands on (or takes first) a live run.
+  const scope = [
+    reach.companyId,
+    ...(reach.boundOrganizationId === undefined ? [] : [reach.boundOrganizationId]),
+    ...(reach.test ? ['test'] : []),
+  ];
   const digest = createHmac('sha256', secret)
     .update(JSON.stringify([...scope, name, idempotencyKey]))
     .digest('hex');
@@ -120,7 +123,11 @@ export const triggerRoute = defineRoute({
     const workflowId = runIdFor(
       def.name,
       ctx.valid.headers['idempotency-key'],
-      { companyId: caller.companyId, boundOrganizationId: ctx.state.principal.boundOrganizationId },
+      {
+        companyId: caller.companyId,
+        boundOrganizationId: ctx.state.principal.boundOrganizationId,
+        test: ctx.state.principal.test,
+      },
       config.secret,
     );
 
