@@ -90,6 +90,35 @@ describe('claimUserWelcomeEmail (user read and claim in one step)', () => {
     });
   });
 
+  it('a user with no address fails with the non-retryable `user has no email address: <id>`, unclaimed', async () => {
+    for (const fields of [{ email: undefined }, { email: '' }, { email: 42 as unknown as string }]) {
+      const userId = await newUser(fields);
+      for (const step of [
+        () => acts().claimUserWelcomeEmail(userId, 'run-a', COMPANY),
+        () => acts().readWelcomeUser(userId, COMPANY),
+      ])
+        await assert.rejects(step(), (err: unknown) => {
+          assert.ok(err instanceof ApplicationFailure);
+          assert.equal(err.message, `user has no email address: ${userId}`);
+          assert.equal(err.nonRetryable, true);
+          return true;
+        });
+      const user = await users().findOne({ _id: userId });
+      assert.equal(user?.welcomeEmailRunId, undefined, 'not claimed');
+    }
+  });
+
+  it('a test-mode read answers the address and name and changes nothing', async () => {
+    const userId = await newUser();
+    assert.deepEqual(await acts().readWelcomeUser(userId, COMPANY), {
+      email: `${userId}@example.com`,
+      name: 'Ada',
+    });
+    const user = await users().findOne({ _id: userId });
+    assert.deepEqual(Object.keys(user!).sort(), ['_id', 'email', 'name']);
+    await assert.rejects(acts().readWelcomeUser('nobody-here', COMPANY), /user not found: nobody-here/);
+  });
+
   it('finds a user whose _id is an ObjectId by its 24-hex id', async () => {
     const _id = new ObjectId();
     await users().insertOne({ _id, email: 'oid@example.com' });

@@ -94,6 +94,13 @@ const reachableUser = (userId: string, companyId: string | undefined): Filter<Us
 const userNotFound = (userId: string) =>
   ApplicationFailure.nonRetryable(`user not found: ${userId}`, 'not_found');
 
+/** A user document without an address to send to: said so, rather than the email API's field message. */
+const userWithoutEmail = (userId: string) =>
+  ApplicationFailure.nonRetryable(`user has no email address: ${userId}`, 'no_email');
+
+/** Whether the user document holds an address (a non-empty string) to send the welcome email to. */
+const hasEmail = (user: UserDocument): boolean => typeof user.email === 'string' && user.email.trim() !== '';
+
 /** The stored name as the welcome email uses it: a non-empty string, else null. */
 const nameOf = (user: UserDocument): string | null =>
   typeof user.name === 'string' && user.name ? user.name : null;
@@ -130,6 +137,8 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
     now: Date,
   ): Filter<UserDocument> => ({
     ...reachableUser(userId, companyId),
+    // Nothing to send to: not claimed (notClaimed says why).
+    email: { $type: 'string', $ne: '' },
     welcomeEmailSent: { $ne: true },
     $or: [
       { welcomeEmailRunId: { $exists: false } },
@@ -145,7 +154,9 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
   ): Promise<{ claim: 'already-sent' | 'in-progress' }> {
     const user = await users.findOne(reachableUser(userId, companyId));
     if (!user) throw userNotFound(userId);
-    return { claim: user.welcomeEmailSent === true ? 'already-sent' : 'in-progress' };
+    if (user.welcomeEmailSent === true) return { claim: 'already-sent' };
+    if (!hasEmail(user)) throw userWithoutEmail(userId);
+    return { claim: 'in-progress' };
   }
 
   /**
@@ -216,6 +227,23 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
           email: again.email,
           name: nameOf(again),
         };
+      });
+    },
+
+    /**
+     * A test-mode run's read of the user: its address and name, nothing
+     * claimed or set. The user's welcome fields are live data, which a test
+     * run must not use up (docs/test-mode.md).
+     */
+    async readWelcomeUser(
+      userId: string,
+      companyId: string | undefined,
+    ): Promise<{ email: string; name: string | null }> {
+      return withFailureMapping(async () => {
+        const user = await users.findOne(reachableUser(userId, companyId));
+        if (!user) throw userNotFound(userId);
+        if (!hasEmail(user)) throw userWithoutEmail(userId);
+        return { email: user.email, name: nameOf(user) };
       });
     },
 

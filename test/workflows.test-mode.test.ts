@@ -40,3 +40,36 @@ it('an EIN run of a test-mode caller sends a test email: recorded, provider neve
   assert.equal(record?.status_rank, 2, 'delivered, as delivered@ says');
   assert.equal(h.fake.received.length, 0);
 });
+
+it("a welcome run of a test-mode caller sends a test email and leaves the user's live welcome alone", async () => {
+  h.fake.reset();
+  const userId = `user-${randomUUID()}`;
+  await h.insertUser({ _id: userId, email: `${userId}@example.com`, name: 'Ada' });
+  const caller = { ...h.caller, organizationId: randomUUID(), test: true };
+  const runTest = async () => {
+    const handle = await h.temporal.workflow.start('sendWelcomeEmail', {
+      taskQueue: h.taskQueue,
+      workflowId: `send-welcome-email-${randomUUID()}`,
+      args: [{ userId }],
+      memo: { [CALLER_MEMO_KEY]: caller },
+    });
+    return (await handle.result()) as { message: string; emailId: string };
+  };
+  const [first, second] = [await runTest(), await runTest()];
+  assert.equal(first.message, 'welcome email sent');
+  assert.notEqual(first.emailId, second.emailId, 'each test run sends its own test email');
+  const records = h.database.db.collection<{ _id: string; test?: boolean }>('emails');
+  assert.equal((await records.findOne({ _id: first.emailId }))?.test, true);
+  const user = await h.database.db
+    .collection<{ _id: string; welcomeEmailSent?: boolean; welcomeEmailKey?: string }>('users')
+    .findOne({ _id: userId });
+  assert.equal(user?.welcomeEmailSent, undefined, 'the live flag is untouched');
+  assert.equal(user?.welcomeEmailKey, undefined);
+  assert.equal(h.fake.received.length, 0);
+
+  // The live run still sends the user's one welcome email.
+  const live = await h.trigger('send-welcome-email', { userId });
+  const run = await h.waitForStatus('send-welcome-email', live.body['runId'] as string, 'completed');
+  assert.equal(run.result?.result['message'], 'welcome email sent');
+  assert.equal(h.fake.accepted.length, 1);
+});

@@ -79,8 +79,25 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     ]);
   });
 
+  it('a test-mode caller: reads the user and sends under its own key, no claim and no flag', async () => {
+    const stubs = stubActivities({});
+    const caller = {
+      companyId: randomUUID(),
+      organizationId: randomUUID(),
+      userId: randomUUID(),
+      test: true,
+    };
+    const { value, workflowId } = await runWelcome(stubs, { [CALLER_MEMO_KEY]: caller });
+    assert.equal(value?.['message'], 'welcome email sent');
+    assert.deepEqual(stubs.names(), ['readWelcomeUser', 'deliverWelcomeEmail', 'emitWorkflowEvent']);
+    assert.deepEqual(stubs.argsOf('readWelcomeUser'), ['u-1', caller.companyId]);
+    const [request] = stubs.argsOf('deliverWelcomeEmail') as [Record<string, unknown>];
+    assert.equal(request['idempotencyKey'], `${workflowId}:welcome-email`);
+    assert.deepEqual(request['caller'], caller);
+  });
+
   it('completes without the workflow.completed step when its last step says no endpoint hears it', async () => {
-    const caller = { companyId: randomUUID(), test: true };
+    const caller = { companyId: randomUUID() };
     const unheard = stubActivities({
       claimUserWelcomeEmail: async (_userId, runId) => claimed(runId),
       markWelcomeEmailSent: async () => ({ outcomeHeard: false }),
@@ -95,7 +112,7 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     assert.deepEqual(unheard.argsOf('markWelcomeEmailSent')?.[2], {
       companyId: caller.companyId,
       organizationId: null,
-      test: true,
+      test: false,
     });
     const events = (await env.current.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const markers = events.flatMap((e) => e.markerRecordedEventAttributes?.markerName ?? []);

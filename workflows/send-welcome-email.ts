@@ -10,7 +10,7 @@ import { recordEmailId } from './record-email-id.ts';
 import { DATABASE_LOCAL_STEP, EMAIL_STEP } from './retry-policy.ts';
 import { audienceOf, reportsOutcome, type OutcomeReport } from './report-outcome.ts';
 
-const { claimUserWelcomeEmail, releaseWelcomeEmail, markWelcomeEmailSent } =
+const { claimUserWelcomeEmail, releaseWelcomeEmail, markWelcomeEmailSent, readWelcomeUser } =
   proxyLocalActivities<Activities>(DATABASE_LOCAL_STEP);
 const { deliverWelcomeEmail } = proxyActivities<Activities>(EMAIL_STEP);
 
@@ -45,6 +45,7 @@ async function sendWelcomeEmailRun(
   // The user must be the caller's company's (or name no company): another
   // company's user is `user not found`, exactly like an unknown one.
   const companyId = caller.companyId;
+  if (caller.test === true) return sendTestWelcome(input, caller);
   const claimed = await claimUserWelcomeEmail(input.userId, workflowId, companyId);
   if (claimed.claim !== 'claimed') return { message: NOT_CLAIMED[claimed.claim], userId: input.userId };
 
@@ -77,6 +78,26 @@ async function sendWelcomeEmailRun(
       markWelcomeEmailSent(input.userId, companyId, audienceOf(caller)),
     ),
   );
+  return { message: 'welcome email sent', userId: input.userId, emailId: sent.emailId };
+}
+
+/**
+ * A test-mode run (a test key triggered it): the welcome email in test mode
+ * (recorded, never at a provider), under this run's own key, and the user's
+ * welcome fields (claim, flag, send key) left alone: they are live data, and
+ * a test run must not use up the user's one live welcome email. So every test
+ * run sends a test email (docs/test-mode.md).
+ */
+async function sendTestWelcome(
+  input: SendWelcomeEmailInput,
+  caller: ReturnType<typeof runCaller>,
+): Promise<SendWelcomeEmailResult> {
+  const user = await readWelcomeUser(input.userId, caller.companyId);
+  const idempotencyKey = `${workflowInfo().workflowId}:welcome-email`;
+  const sent = await sendOrMarkFailed(idempotencyKey, () =>
+    deliverWelcomeEmail({ idempotencyKey, userId: input.userId, email: user.email, name: user.name, caller }),
+  );
+  recordEmailId(sent.emailId);
   return { message: 'welcome email sent', userId: input.userId, emailId: sent.emailId };
 }
 

@@ -27,6 +27,7 @@ const DEFAULTS: Activities = {
     name: null,
   }),
   releaseWelcomeEmail: async () => undefined,
+  readWelcomeUser: async (userId) => ({ email: `${userId}@example.com`, name: null }),
   markWelcomeEmailSent: async () => ({ outcomeHeard: true }),
   deliverWelcomeEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
   deliverEinEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1' }),
