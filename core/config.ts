@@ -74,6 +74,8 @@ export interface Config {
   clickLinkLifetimeMs: number;
   /** The shortest `every` a recurring schedule may have (protects the cluster from a company's 1 s loop). */
   scheduleMinIntervalSeconds: number;
+  /** `GET …?wait=` requests one company may have waiting at once on one gateway; past it, answered at once. */
+  workflowWaitsPerCompany: number;
   /**
    * The dev mail sink's folder: when set (only `npm run dev` sets it, and only
    * while the sink is on), the gateway serves the dev inbox (/dev/inbox) and the
@@ -220,6 +222,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     bodyReceiveMs: e.BODY_TIMEOUT_SECONDS * 1000,
     clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,
     scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
+    workflowWaitsPerCompany: e.WORKFLOW_WAITS_PER_COMPANY,
     devInboxDir: e.DEV_INBOX_DIR,
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,

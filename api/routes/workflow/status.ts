@@ -7,7 +7,7 @@ import { viewRun } from './run-status.ts';
 import { WORKFLOW_AUTH } from './owner.ts';
 import { RunResponseSchema, RunStatusQuery } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
-import { waitFromQuery, waitForClose } from './wait-for-close.ts';
+import { waitFromQuery, waitForClose, waitSlots } from './wait-for-close.ts';
 
 /**
  * GET /api/workflow/:workflowName?runId=…[&wait=<seconds>]: the run's status
@@ -33,13 +33,22 @@ export const statusRoute = defineRoute({
     403: failure('The API key lacks the workflows:read scope.'),
     500: failure('Temporal could not be read.'),
   },
-  async handler(ctx, { temporal }) {
+  async handler(ctx, { temporal, config }) {
     const wait = waitFromQuery(ctx.query['wait']);
     const found = await findRun(ctx, temporal);
     const { def, runId, handle } = found;
     let { desc } = found;
-    if (wait !== undefined && desc.status.name === 'RUNNING') {
-      await waitForClose(ctx, temporal, handle, wait);
+    // Past the company's open waits (WORKFLOW_WAITS_PER_COMPANY), answered at once.
+    const slot =
+      wait !== undefined && desc.status.name === 'RUNNING'
+        ? waitSlots(config).take(ctx.state.company.companyId)
+        : undefined;
+    if (wait !== undefined && slot) {
+      try {
+        await waitForClose(ctx, temporal, handle, wait);
+      } finally {
+        slot();
+      }
       if (ctx.req.destroyed) return; // the client went away: nobody to answer
       desc = await temporal
         .withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.describe())

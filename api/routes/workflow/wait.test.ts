@@ -10,7 +10,8 @@ import { startHealthProbe } from '../../../test/support/health-probe.ts';
  * over. No worker runs until the last test starts one, so runs stay pending.
  */
 const h = new WorkflowHarness();
-before(() => h.start());
+// Every one of the 200 concurrent waits below holds a slot (WORKFLOW_WAITS_PER_COMPANY).
+before(() => h.start({ WORKFLOW_WAITS_PER_COMPANY: '200' }));
 after(() => h.stop());
 
 const WELCOME = 'send-welcome-email';
