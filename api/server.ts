@@ -11,6 +11,7 @@ import { createApp } from './app.ts';
 import { metricsApp, metricsStartupNotice } from './middleware/metrics.ts';
 import { startScheduledOutbox, type OutboxHandle } from './routes/email/scheduled-runs.ts';
 import { answerClientErrors } from './client-errors.ts';
+import { limitConnectionsPerClient } from './connection-limit.ts';
 import { applyServerTimeouts } from './server-timeouts.ts';
 
 /**
@@ -78,6 +79,10 @@ async function main(): Promise<void> {
   server = app.listen(config.port);
   applyServerTimeouts(server);
   answerClientErrors(server);
+  limitConnectionsPerClient(server, {
+    perClient: config.maxConnectionsPerClient,
+    trustedProxies: config.trustedProxies,
+  });
   await new Promise<void>((resolve, reject) => {
     server!.once('listening', resolve);
     server!.once('error', reject);

@@ -74,6 +74,8 @@ export interface Config {
   clickLinkLifetimeMs: number;
   /** The shortest `every` a recurring schedule may have (protects the cluster from a company's 1 s loop). */
   scheduleMinIntervalSeconds: number;
+  /** Open connections one client network may hold on a gateway (TRUSTED_PROXIES excepted); one more is 429. */
+  maxConnectionsPerClient: number;
   /** `GET …?wait=` requests one company may have waiting at once on one gateway; past it, answered at once. */
   workflowWaitsPerCompany: number;
   /**
@@ -223,6 +225,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,
     scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
     workflowWaitsPerCompany: e.WORKFLOW_WAITS_PER_COMPANY,
+    maxConnectionsPerClient: e.MAX_CONNECTIONS_PER_CLIENT,
     devInboxDir: e.DEV_INBOX_DIR,
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,

@@ -6,3 +6,4 @@
 export { narrowSignupSend, withConfiguredVariables } from './signup-guard.ts';
 export type { SignupPolicy } from './signup-guard.ts';
 export { ensureRateLimitIndexes, createSignupLimits } from './signup-limits.ts';
+export { clientNetwork } from './rate-limit-keys.ts';
