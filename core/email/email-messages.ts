@@ -142,6 +142,8 @@ export const SCHEDULED_TOO_LARGE =
 export const SCHEDULED_EMAIL_NOT_FOUND = 'scheduled email not found.';
 /** A cancelled scheduled email's record: `failed` with this error. */
 export const CANCELLED = 'cancelled';
+/** POST /track: a view key past its events per minute (429). */
+export const TOO_MANY_EVENTS = 'too many events for this email. try again later.';
 /** One company has RENDER_WAITING_PER_TENANT custom-HTML messages waiting to render already (429). */
 export const RENDER_QUEUE_FULL = 'too many html_body emails waiting to render. try again later.';
 /** A cancelled workflow run's email the provider never took: `failed` with this error (a reset sends it). */

@@ -29,7 +29,7 @@ import { sweepStuckPending } from './records/index.ts';
 import { failedBeforeHandOver, statusOf } from './records/index.ts';
 import { toStatus } from './records/index.ts';
 import { createOpenBuffer, type FlushReport } from './tracking/index.ts';
-import { recordEvent } from './tracking/index.ts';
+import { createTrackLimiter, recordEvent } from './tracking/index.ts';
 import { looksLikeViewKey } from './tracking/index.ts';
 import { asksToSchedule, callOffStepSend, createScheduledSends } from './send/index.ts';
 import {
@@ -96,6 +96,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     lifetimeMs: config.clickLinkLifetimeMs,
   });
   const customHtml = createHtmlRenderPool({ warm: deps.warmRenderThreads ?? false });
+  const trackLimiter = createTrackLimiter();
   const quotas = createDailyQuotas(db);
   const senders = createSenderPolicy(db, {
     defaultFrom: defaultSender(config).email,
@@ -257,7 +258,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     },
 
     recordEvent(body) {
-      return recordEvent(records, body);
+      return recordEvent(records, body, trackLimiter);
     },
 
     handleSendGridWebhook(rawBody, headers) {

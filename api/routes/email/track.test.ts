@@ -138,6 +138,23 @@ describe('tracking endpoints', () => {
   });
 
   describe('POST /api/email/track', () => {
+    it('a view key reports at most 30 events a minute: the next is 429 with Retry-After', async () => {
+      const { viewKey } = await sendOne();
+      const post = () => app.post('/api/email/track', { view_key: viewKey, event_type: 'opened' }, {});
+      for (let i = 0; i < 30; i++) assert.equal((await post()).status, 200);
+      const over = await post();
+      assert.equal(over.status, 429);
+      assert.deepEqual(over.body, {
+        success: false,
+        error: 'too many events for this email. try again later.',
+      });
+      assert.ok(Number(over.headers.get('retry-after')) >= 1);
+      // Another email's key is not held back.
+      const other = await sendOne();
+      const res = await app.post('/api/email/track', { view_key: other.viewKey, event_type: 'opened' }, {});
+      assert.equal(res.status, 200);
+    });
+
     it('delivered → delivered flag and status', async () => {
       const { emailId, viewKey } = await sendOne();
       const res = await app.post('/api/email/track', { view_key: viewKey, event_type: 'delivered' }, {});

@@ -46,6 +46,7 @@ export const trackEventRoute = defineRoute({
     200: { description: 'Recorded.', schema: OkResponseSchema },
     400: failure('Invalid payload or event_type.'),
     404: failure('Unknown view key.'),
+    429: failure('More than 30 events for one view key within a minute (per gateway).'),
   },
   async handler(ctx, { email }) {
     await email.recordEvent(ctx.request.body);

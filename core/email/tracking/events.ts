@@ -1,6 +1,12 @@
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { MailroomError } from '../../errors.ts';
 import { parse } from '../../validation.ts';
-import { EMAIL_NOT_FOUND, describeBodyProblem, invalidEventType } from '../email-messages.ts';
+import {
+  EMAIL_NOT_FOUND,
+  TOO_MANY_EVENTS,
+  describeBodyProblem,
+  invalidEventType,
+} from '../email-messages.ts';
 import type { RecordStore } from '../records/record-store.ts';
 import { TRACK_EVENT_TYPES, TrackBodySchema } from '../email-schema.ts';
 import { looksLikeViewKey } from './view-key.ts';
@@ -20,13 +26,38 @@ import { looksLikeViewKey } from './view-key.ts';
  * stored key (record-store.ts, view-key.ts). Either way an unknown key is "not found".
  */
 
+/**
+ * Events one view key may report per minute through POST /api/email/track,
+ * per gateway. Anyone holding an email holds its key, and each event may be a
+ * signed webhook delivery to the company's endpoints: unbounded, one forwarded
+ * email was a way to flood them (3,287 deliveries in 30 s, measured) or get a
+ * briefly failing endpoint disabled. Far above what a product reports.
+ */
+export const TRACK_EVENTS_PER_KEY_PER_MINUTE = 30;
+
+/** The per-key bound of POST /api/email/track, one per email service (gateway). */
+export const createTrackLimiter = () =>
+  new RateLimiterMemory({ points: TRACK_EVENTS_PER_KEY_PER_MINUTE, duration: 60 });
+
 /** POST /api/email/track. */
-export async function recordEvent(records: RecordStore, raw: unknown): Promise<void> {
+export async function recordEvent(
+  records: RecordStore,
+  raw: unknown,
+  limiter: RateLimiterMemory,
+): Promise<void> {
   const body = parse(TrackBodySchema, raw, (problem) =>
     problem.kind === 'invalid' && problem.field === 'event_type'
       ? invalidEventType(TRACK_EVENT_TYPES)
       : describeBodyProblem(problem),
   );
+  try {
+    await limiter.consume(body.view_key);
+  } catch (refused) {
+    if (!(refused instanceof RateLimiterRes)) throw refused;
+    throw new MailroomError('rate_limited', TOO_MANY_EVENTS, {
+      retryAfterSeconds: refused.msBeforeNext / 1000,
+    });
+  }
   const event = body.event_type;
   const applied =
     looksLikeViewKey(body.view_key) && (await records.applyEvent({ view_key: body.view_key }, event));

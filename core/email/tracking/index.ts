@@ -8,5 +8,5 @@ export { createClickTracking } from './click-tracking.ts';
 export { createHtmlRenderPool } from './html-render-pool.ts';
 export { createOpenBuffer } from './open-buffer.ts';
 export type { FlushReport, OpenBufferStats } from './open-buffer.ts';
-export { recordEvent } from './events.ts';
+export { createTrackLimiter, recordEvent } from './events.ts';
 export { looksLikeViewKey } from './view-key.ts';
