@@ -34,12 +34,13 @@ export function assertWellFormed(caller: Caller): Identity {
  */
 export function authorizeSend(principal: Principal, requiresAuth: boolean): Identity {
   const identity = assertWellFormed(principal.caller);
-  const authenticated = principal.authenticated && isComplete(identity);
-  if (requiresAuth && !authenticated) throw unauthorized();
+  if (requiresAuth && !(principal.authenticated && isComplete(identity))) throw unauthorized();
   if (principal.keyCompanyId !== undefined) return ownedByKey(principal.keyCompanyId, principal, identity);
-  // An anonymous send belongs to no company, whatever other headers came with
-  // it: its record is visible to the same user id only (canSee).
-  return authenticated
+  // An unauthenticated send (no key; in trusted-headers mode, not all three
+  // headers) belongs to no company, whatever other headers came with it: its
+  // record is visible to the same user id only (canSee). A workflow run's
+  // send acts for its authenticated caller, who owns it.
+  return principal.authenticated
     ? identity
     : { companyId: undefined, organizationId: undefined, userId: identity.userId };
 }
