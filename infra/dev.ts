@@ -236,7 +236,18 @@ async function waitForPlatform(readyUrl: string, childEnv: NodeJS.ProcessEnv): P
   return false;
 }
 
+/** An app that ran at least this long before it exited is started again (a crash, a kill); sooner, it is a cause to fix. */
+const RESTART_AFTER_RUNNING_MS = 5_000;
+
+/**
+ * Starts the gateway or the worker, and starts it again when it dies after
+ * running a while (a crash, or a kill to see what runs survive: Temporal
+ * hands their work to the new worker), as a process manager would in
+ * production. One that exits within RESTART_AFTER_RUNNING_MS of starting has
+ * a cause to fix first (its lines above say which): it is left stopped.
+ */
 async function runApp(name: 'worker' | 'api', entry: string, childEnv: NodeJS.ProcessEnv): Promise<void> {
+  const startedAt = Date.now();
   const proc = await startProcess(name, process.execPath, [RUN_TS, entry], {
     cwd: ROOT,
     env: childEnv,
@@ -245,8 +256,20 @@ async function runApp(name: 'worker' | 'api', entry: string, childEnv: NodeJS.Pr
   });
   apps.push({ name, proc });
   void proc.exited.then(({ code, signal }) => {
-    if (!stopping)
+    if (stopping) return;
+    const ran = Date.now() - startedAt;
+    if (ran < RESTART_AFTER_RUNNING_MS) {
       say(name, `exited (code ${code}, signal ${signal}); fix the cause and restart npm run dev`);
+      return;
+    }
+    say(name, `exited (code ${code}, signal ${signal}) after ${Math.round(ran / 1000)} s; starting it again`);
+    apps.splice(
+      apps.findIndex((app) => app.proc === proc),
+      1,
+    );
+    void runApp(name, entry, childEnv).catch((err: unknown) =>
+      say(name, `could not start again: ${String(err)}`),
+    );
   });
 }
 

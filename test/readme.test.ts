@@ -11,12 +11,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { freePort, startProcess, type Spawned } from '../infra/processes.ts';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -66,6 +68,7 @@ const isPoll = (script: string) =>
 let scratch: string;
 let dev: Spawned;
 let devOutput = '';
+let readyAt = 0;
 let bash: ChildProcessWithoutNullStreams;
 let nextLine: () => Promise<string>;
 const ports = { api: 0, temporal: 0, temporalUi: 0, mongo: 0 };
@@ -103,7 +106,10 @@ before(async () => {
       logFile: join(scratch, 'dev.log'),
       onLine: (line) => {
         devOutput += `${line}\n`;
-        if (/^\[dev\]\s+ready in /.test(line)) ready();
+        if (/^\[dev\]\s+ready in /.test(line)) {
+          readyAt = Date.now();
+          ready();
+        }
       },
     },
   );
@@ -202,5 +208,50 @@ describe('README tour', () => {
         break;
       }
     }
+  });
+
+  it('a worker that dies is started again by npm run dev, and runs go on', async () => {
+    // This platform's worker: the one whose environment names this test's data folder.
+    const { stdout } = await promisify(execFile)('pgrep', ['-f', 'worker/worker.ts']).catch(() => ({
+      stdout: '',
+    }));
+    const ours = [];
+    for (const pid of stdout.split('\n').filter(Boolean)) {
+      const environ = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
+      if (environ.includes(join(scratch, '.data'))) ours.push(Number(pid));
+    }
+    assert.equal(ours.length, 1, `one worker of this platform: ${stdout}`);
+    // A worker that dies at once has a cause to fix and is left stopped: this one has run a while.
+    await new Promise((r) => setTimeout(r, Math.max(0, readyAt + 12_000 - Date.now())));
+    process.kill(ours[0]!, 'SIGKILL');
+    const deadline = Date.now() + 60_000;
+    while (!/\[worker\].*starting it again/.test(devOutput) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    assert.match(devOutput, /\[worker\].*starting it again/);
+    const ids = { userId: randomUUID(), companyId: randomUUID(), organizationId: randomUUID() };
+    const headers = {
+      'content-type': 'application/json',
+      'x-user-id': ids.userId,
+      'x-company-id': ids.companyId,
+      'x-organization-id': ids.organizationId,
+    };
+    const base = `http://localhost:${ports.api}/api/workflow/send-email-received-ein`;
+    const started = await fetch(base, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        ...ids,
+        emailAction: 'ein-received',
+        recipients: ['after-restart@example.com'],
+      }),
+    });
+    assert.equal(started.status, 202);
+    const { runId } = (await started.json()) as { runId: string };
+    let status = '';
+    while (status !== 'completed' && Date.now() < deadline) {
+      const res = await fetch(`${base}?runId=${runId}&wait=10`, { headers });
+      status = ((await res.json()) as { status: string }).status;
+    }
+    assert.equal(status, 'completed');
   });
 });

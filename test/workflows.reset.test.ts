@@ -9,7 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowHarness } from './support/workflow-harness.ts';
-import { temporalNamespace } from './support/env.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { temporalAddress, temporalNamespace } from './support/env.ts';
 import { operatorCommand } from './support/operator-cli.ts';
 
 const h = new WorkflowHarness();
@@ -97,6 +99,16 @@ describe('reset of a send-email-received-ein run', () => {
   it('that completed: sends no second email', async () => {
     h.fake.reset();
     const runId = await einRun(`reset-${randomUUID()}@example.com`);
+    // An operator finds the run with the CLI `npm run temporal` provisions and points at the server.
+    const { stdout } = await promisify(execFile)(
+      'npx',
+      ['tsx', 'infra/temporal-cli.ts', 'workflow', 'describe', '--workflow-id', runId, '--output', 'json'],
+      {
+        env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: temporalNamespace() },
+      },
+    ).catch((err: unknown) => ({ stdout: String((err as { stderr?: string }).stderr ?? err) }));
+    await h.waitForStatus(EIN, runId, 'completed');
+    assert.match(stdout, new RegExp(`"workflowId": "${runId}"`));
     const done = await h.waitForStatus(EIN, runId, 'completed');
     const newRun = await reset(runId);
     const run = await currentRun(EIN, runId, newRun, 'completed');
