@@ -21,7 +21,7 @@ const tick = () => new Promise((r) => setImmediate(r));
 
 describe('fair turns between tenants', () => {
   it("one tenant's queue does not hold another's task back: turns go round", async () => {
-    const turns = createFairTurns({ concurrency: 1, maxWaiting: 100, refusal: 'busy' });
+    const turns = createFairTurns({ concurrency: 1, maxWaiting: 100, maxWaitMs: 60_000, refusal: 'busy' });
     const order: string[] = [];
     const a = Array.from({ length: 5 }, (_, i) => gate(order, `a${i}`));
     const b = gate(order, 'b0');
@@ -42,7 +42,12 @@ describe('fair turns between tenants', () => {
   });
 
   it('runs up to its concurrency at once, and refuses a tenant past maxWaiting with 429', async () => {
-    const turns = createFairTurns({ concurrency: 2, maxWaiting: 2, refusal: 'render queue full' });
+    const turns = createFairTurns({
+      concurrency: 2,
+      maxWaiting: 2,
+      maxWaitMs: 60_000,
+      refusal: 'render queue full',
+    });
     const order: string[] = [];
     const gates = Array.from({ length: 4 }, (_, i) => gate(order, `a${i}`));
     const runs = gates.map((g) => turns.run('A', g.task));
@@ -58,10 +63,32 @@ describe('fair turns between tenants', () => {
   });
 
   it('a failing task frees its slot', async () => {
-    const turns = createFairTurns({ concurrency: 1, maxWaiting: 10, refusal: 'busy' });
+    const turns = createFairTurns({ concurrency: 1, maxWaiting: 10, maxWaitMs: 60_000, refusal: 'busy' });
     const failed = turns.run('A', () => Promise.reject(new Error('boom')));
     const next = turns.run('B', async () => 'b');
     await assert.rejects(failed, /boom/);
     assert.equal(await next, 'b');
+  });
+
+  it('a task that waited maxWaitMs for its turn is refused with 429 and never runs', async () => {
+    const turns = createFairTurns({
+      concurrency: 1,
+      maxWaiting: 10,
+      maxWaitMs: 50,
+      refusal: 'waited too long',
+    });
+    const order: string[] = [];
+    const holder = gate(order, 'a0');
+    const first = turns.run('A', holder.task);
+    const late = turns.run('A', async () => order.push('never')).catch((err: unknown) => err);
+    const refused = await late;
+    assert.ok(isMailroomError(refused) && refused.kind === 'rate_limited', String(refused));
+    assert.equal((refused as Error).message, 'waited too long');
+    assert.deepEqual(turns.size, { running: 1, waiting: 0 });
+    holder.release();
+    await first;
+    // The slot and the queue are as they should be: the next task runs at once.
+    assert.equal(await turns.run('B', async () => 'b'), 'b');
+    assert.deepEqual(order, ['a0']);
   });
 });
