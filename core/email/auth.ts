@@ -73,15 +73,18 @@ export function authorizeStatus(principal: Principal): Identity & { userId: stri
  * A record is visible to the company that sent it, and to the user who sent
  * it: the interface's status example carries `X-User-Id` alone, so the sender
  * must be able to read its own records that way (unless it names a different
- * company). A key bound to an organization (`boundOrganizationId`) sees only
- * its company's records sent under that organization. Anyone else is
- * answered "not found", never "forbidden", so existence is not disclosed.
+ * company). A record of no company (an unauthenticated send) is the same
+ * user id's only, whatever key reads it. A key bound to an organization
+ * (`boundOrganizationId`) sees only its company's records sent under that
+ * organization. Anyone else is answered "not found", never "forbidden", so
+ * existence is not disclosed.
  */
 export function canSee(
   identity: Identity,
   record: Pick<EmailRecord, 'company_id' | 'organization_id' | 'user_id'>,
   boundOrganizationId?: string,
 ): boolean {
+  if (record.company_id === null) return record.user_id !== null && record.user_id === identity.userId;
   if (boundOrganizationId !== undefined)
     return (
       identity.companyId !== undefined &&
@@ -94,8 +97,6 @@ export function canSee(
   const sameSender =
     record.user_id !== null &&
     record.user_id === identity.userId &&
-    (identity.companyId === undefined ||
-      record.company_id === null ||
-      record.company_id === identity.companyId);
+    (identity.companyId === undefined || record.company_id === identity.companyId);
   return sameCompany || sameSender;
 }

@@ -45,7 +45,14 @@ describe('sends proven by an API key, without X-Company-Id', () => {
     const emailId = String(sent.body['email_id']);
     const record = await app.database.db.collection('emails').findOne({ _id: emailId as never });
     assert.equal(record?.['company_id'], null, 'an unproven X-Company-Id grants nothing');
-    for (const key of [a.key, b.key]) {
+    // A key bound to an organization reads it too: the record is no organization's.
+    const { plaintext } = await app.keys.create({
+      companyId: a.id,
+      organizationId: randomUUID(),
+      name: 'bound',
+      scopes: ['email:read'],
+    });
+    for (const key of [a.key, b.key, { authorization: `Bearer ${plaintext}` }]) {
       const mine = await app.get(`/api/email/status/${emailId}`, { ...key, ...user });
       assert.equal(mine.status, 200, JSON.stringify(mine.body));
       const other = await app.get(`/api/email/status/${emailId}`, { ...key, 'x-user-id': randomUUID() });
