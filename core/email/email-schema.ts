@@ -279,6 +279,8 @@ const scheduledResultFields = {
   scheduled: Type.Literal(true),
   send_at: Type.String({ format: 'date-time' }),
   message: Type.String(),
+  /** Scheduled with a test key: it will be sent in test mode. Absent for live ones. */
+  test: Type.Optional(Type.Literal(true)),
 };
 
 export const ScheduledResultSchema = Type.Object(scheduledResultFields);
@@ -300,6 +302,8 @@ export const BulkItemResultSchema = Type.Object({
   /** The item had `send_at`: scheduled, not sent yet (counted in `sent`). */
   scheduled: Type.Optional(Type.Literal(true)),
   send_at: Type.Optional(Type.String({ format: 'date-time' })),
+  /** A test key's item: in test mode, never at a provider. Absent for live ones. */
+  test: Type.Optional(Type.Literal(true)),
 });
 export type BulkItemResult = Static<typeof BulkItemResultSchema>;
 

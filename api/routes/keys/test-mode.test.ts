@@ -106,6 +106,23 @@ describe('test-mode keys', () => {
     assert.equal(rejected.status, 500);
     assert.match(String(rejected.body['error']), /test mode: rejected@ address/);
     assert.equal(app.fake.received.length, 1, 'only the live send reached the provider');
+
+    // Bulk items and scheduled sends say so too.
+    const bulk = await app.post(
+      '/api/email/bulk',
+      { emails: [invoiceBody({ to: 'someone@example.com' })], batchDelay: 0 },
+      { ...identity, authorization: `Bearer ${test}` },
+    );
+    assert.equal(bulk.status, 200, JSON.stringify(bulk.body));
+    assert.equal((bulk.body['results'] as Array<Record<string, unknown>>)[0]!['test'], true);
+    const scheduled = await app.post(
+      '/api/email/send',
+      invoiceBody({ to: 'someone@example.com', send_at: new Date(Date.now() + 3_600_000).toISOString() }),
+      { ...identity, authorization: `Bearer ${test}` },
+    );
+    assert.equal(scheduled.status, 200, JSON.stringify(scheduled.body));
+    assert.equal(scheduled.body['scheduled'], true);
+    assert.equal(scheduled.body['test'], true);
   });
 
   it('test and live data are apart: each key sees its own mode only', async () => {

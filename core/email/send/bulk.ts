@@ -89,6 +89,7 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principa
         email_id: sent.email_id,
         ...('suppressed' in sent && sent.suppressed ? { suppressed: sent.suppressed } : {}),
         ...('scheduled' in sent ? { scheduled: true as const, send_at: sent.send_at } : {}),
+        ...(sent.test ? { test: true as const } : {}),
       });
     } catch (err) {
       if (!isMailroomError(err)) deps.logger.error({ err }, 'bulk item failed unexpectedly');

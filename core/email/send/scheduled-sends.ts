@@ -158,6 +158,7 @@ export function createScheduledSends(deps: ScheduledSendsDeps): ScheduledSendsAp
         scheduled: true,
         send_at: sendAt.toISOString(),
         message: SCHEDULED_MESSAGE,
+        ...(principal.test === true ? { test: true as const } : {}),
       };
     },
 
