@@ -19,9 +19,23 @@ function gate(order: string[], name: string) {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
+/** Fair turns with these options over defaults (one at a time, ten waiting, a minute's wait). */
+const turnsOf = (options: Partial<Parameters<typeof createFairTurns>[0]> = {}) =>
+  createFairTurns({ concurrency: 1, maxWaiting: 10, maxWaitMs: 60_000, refusal: 'busy', ...options });
+
+/** The message of the 429 a refused task's run rejects with. */
+async function refusalOf(run: Promise<unknown>): Promise<string> {
+  const err = await run.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(isMailroomError(err) && err.kind === 'rate_limited', String(err));
+  return err.message;
+}
+
 describe('fair turns between tenants', () => {
   it("one tenant's queue does not hold another's task back: turns go round", async () => {
-    const turns = createFairTurns({ concurrency: 1, maxWaiting: 100, maxWaitMs: 60_000, refusal: 'busy' });
+    const turns = turnsOf({ maxWaiting: 100 });
     const order: string[] = [];
     const a = Array.from({ length: 5 }, (_, i) => gate(order, `a${i}`));
     const b = gate(order, 'b0');
@@ -42,20 +56,13 @@ describe('fair turns between tenants', () => {
   });
 
   it('runs up to its concurrency at once, and refuses a tenant past maxWaiting with 429', async () => {
-    const turns = createFairTurns({
-      concurrency: 2,
-      maxWaiting: 2,
-      maxWaitMs: 60_000,
-      refusal: 'render queue full',
-    });
+    const turns = turnsOf({ concurrency: 2, maxWaiting: 2, refusal: 'render queue full' });
     const order: string[] = [];
     const gates = Array.from({ length: 4 }, (_, i) => gate(order, `a${i}`));
     const runs = gates.map((g) => turns.run('A', g.task));
     await tick();
     assert.deepEqual(order, ['a0', 'a1']);
-    const refused = await turns.run('A', async () => 'never').catch((err: unknown) => err);
-    assert.ok(isMailroomError(refused) && refused.kind === 'rate_limited', String(refused));
-    assert.equal((refused as Error).message, 'render queue full');
+    assert.equal(await refusalOf(turns.run('A', async () => 'never')), 'render queue full');
     // Another tenant still gets its turn.
     const other = turns.run('B', async () => 'b');
     for (const g of gates) g.release();
@@ -63,7 +70,7 @@ describe('fair turns between tenants', () => {
   });
 
   it('a failing task frees its slot', async () => {
-    const turns = createFairTurns({ concurrency: 1, maxWaiting: 10, maxWaitMs: 60_000, refusal: 'busy' });
+    const turns = turnsOf();
     const failed = turns.run('A', () => Promise.reject(new Error('boom')));
     const next = turns.run('B', async () => 'b');
     await assert.rejects(failed, /boom/);
@@ -71,19 +78,11 @@ describe('fair turns between tenants', () => {
   });
 
   it('a task that waited maxWaitMs for its turn is refused with 429 and never runs', async () => {
-    const turns = createFairTurns({
-      concurrency: 1,
-      maxWaiting: 10,
-      maxWaitMs: 50,
-      refusal: 'waited too long',
-    });
+    const turns = turnsOf({ maxWaitMs: 50, refusal: 'waited too long' });
     const order: string[] = [];
     const holder = gate(order, 'a0');
     const first = turns.run('A', holder.task);
-    const late = turns.run('A', async () => order.push('never')).catch((err: unknown) => err);
-    const refused = await late;
-    assert.ok(isMailroomError(refused) && refused.kind === 'rate_limited', String(refused));
-    assert.equal((refused as Error).message, 'waited too long');
+    assert.equal(await refusalOf(turns.run('A', async () => order.push('never'))), 'waited too long');
     assert.deepEqual(turns.size, { running: 1, waiting: 0 });
     holder.release();
     await first;
