@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import proxyaddr from 'proxy-addr';
 import { clientNetwork } from '../core/email/signup/index.ts';
+import { createKeyedSlots } from './keyed-slots.ts';
 
 const REFUSAL = JSON.stringify({ success: false, error: 'too many open connections from this client.' });
 
@@ -18,13 +19,12 @@ export function limitConnectionsPerClient(
   options: { perClient: number; trustedProxies: readonly string[]; onRefused?: () => void },
 ): void {
   const trusted = proxyaddr.compile([...options.trustedProxies]);
-  const open = new Map<string, number>();
+  const connections = createKeyedSlots(options.perClient);
   server.on('connection', (socket) => {
     const address = socket.remoteAddress;
     if (address === undefined || trusted(address, 0)) return;
-    const network = clientNetwork(address);
-    const count = (open.get(network) ?? 0) + 1;
-    if (count > options.perClient) {
+    const release = connections.take(clientNetwork(address));
+    if (!release) {
       options.onRefused?.();
       socket.end(
         `HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json; charset=utf-8\r\n` +
@@ -33,11 +33,6 @@ export function limitConnectionsPerClient(
       socket.destroySoon();
       return;
     }
-    open.set(network, count);
-    socket.once('close', () => {
-      const left = (open.get(network) ?? 1) - 1;
-      if (left > 0) open.set(network, left);
-      else open.delete(network);
-    });
+    socket.once('close', release);
   });
 }

@@ -221,11 +221,6 @@ export const isPlainObject = (value: unknown): value is Record<string, unknown> 
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * CR, LF and the other control characters (C0, DEL and C1, NEL among them)
- * and the Unicode line and paragraph separators have no business in ids or
- * in anything that becomes a header.
- */
-/**
  * Control characters a text or HTML body has no use for: C0 but tab, line
  * feed and carriage return, DEL and C1. A NUL cuts a message at some mail
  * servers; the others are parse errors in HTML.
@@ -239,6 +234,11 @@ export function hasBodyControlCharacters(value: string): boolean {
   return false;
 }
 
+/**
+ * CR, LF and the other control characters (C0, DEL and C1, NEL among them)
+ * and the Unicode line and paragraph separators have no business in ids or
+ * in anything that becomes a header.
+ */
 export function hasControlCharacters(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);

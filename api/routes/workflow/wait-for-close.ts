@@ -2,6 +2,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { HttpError } from '../../http-error.ts';
 import { WAIT_INVALID } from '../../../core/workflows/workflow-messages.ts';
 import type { Config } from '../../../core/config.ts';
+import { createKeyedSlots, type KeyedSlots } from '../../keyed-slots.ts';
 import type { AppContext } from '../../types.ts';
 
 /** `?wait=` bounds, in seconds: long enough to cover a run, short enough for proxies' idle timeouts. */
@@ -18,37 +19,17 @@ export function waitFromQuery(value: string | string[] | undefined): number | un
 }
 
 /**
- * The waits each company has open on this gateway. Each holds a long poll on
- * Temporal's connection and memory here: 3,000 from one company stalled
- * `/health` for seconds and made other companies' reads time out. Past
- * `perCompany`, a request is answered at once, as without `wait`: the
+ * The waits each company has open on this gateway app (its configuration is
+ * the app's own object), WORKFLOW_WAITS_PER_COMPANY each. Each wait holds a
+ * long poll on Temporal's connection and memory here: 3,000 from one company
+ * stalled `/health` for seconds and made other companies' reads time out.
+ * Past the bound a request is answered at once, as without `wait`: the
  * caller's next poll sees the run as it is then.
  */
-function createWaitSlots(perCompany: number) {
-  const open = new Map<string, number>();
-  return {
-    /** A slot for `companyId`, and how to give it back; undefined when the company has none left. */
-    take(companyId: string): (() => void) | undefined {
-      const held = open.get(companyId) ?? 0;
-      if (held >= perCompany) return undefined;
-      open.set(companyId, held + 1);
-      let given = false;
-      return () => {
-        if (given) return;
-        given = true;
-        const left = (open.get(companyId) ?? 1) - 1;
-        if (left > 0) open.set(companyId, left);
-        else open.delete(companyId);
-      };
-    },
-  };
-}
-
-/** One gateway app's wait slots (its configuration is the app's own object). */
-const slotsByApp = new WeakMap<Config, ReturnType<typeof createWaitSlots>>();
-export function waitSlots(config: Config): ReturnType<typeof createWaitSlots> {
+const slotsByApp = new WeakMap<Config, KeyedSlots>();
+export function waitSlots(config: Config): KeyedSlots {
   let slots = slotsByApp.get(config);
-  if (!slots) slotsByApp.set(config, (slots = createWaitSlots(config.workflowWaitsPerCompany)));
+  if (!slots) slotsByApp.set(config, (slots = createKeyedSlots(config.workflowWaitsPerCompany)));
   return slots;
 }
 

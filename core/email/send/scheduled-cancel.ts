@@ -13,7 +13,7 @@ import type { StepSendKeys } from '../idempotency/step-send-keys.ts';
 import { STATUS_RANK, type EmailRecord } from '../records/record.ts';
 import type { RecordStore } from '../records/record-store.ts';
 import type { ScheduledStore } from './scheduled-store.ts';
-import { underSendLease } from './send-lease.ts';
+import { callOffPendingSend } from './send-lease.ts';
 
 /**
  * Cancelling a scheduled email, and its race with the send.
@@ -37,9 +37,8 @@ export interface CancelDeps {
   logger: Logger;
 }
 
-/** Where a record stands for a cancel: still pending, or its fate. */
-function stateOf(record: EmailRecord): CancelOutcome | 'pending' {
-  if (record.status_rank === STATUS_RANK.pending) return 'pending';
+/** What became of a record no longer pending, for a cancel. */
+function fateOf(record: EmailRecord): CancelOutcome {
   if (record.error_kind === 'cancelled') return 'cancelled';
   return record.status_rank === STATUS_RANK.failed ? 'failed' : 'sent';
 }
@@ -96,21 +95,19 @@ export async function cancelScheduled(
 }
 
 async function cancelRecord(deps: CancelDeps, record: EmailRecord): Promise<CancelOutcome> {
-  const first = stateOf(record);
-  if (first !== 'pending') return first;
-  // Read again under the lease: the send may have finished in between.
-  return underSendLease(deps.keys, scheduledSendKey(record.email_id), async () => {
-    const now = await deps.records.findById(record.email_id);
-    if (!now) return 'not_found';
-    const state = stateOf(now);
-    if (state !== 'pending') return state;
-    // An attempt died mid-call: the provider may have it; not ours to call off.
-    if (now.attempt_id) return 'sending';
-    if (await deps.records.markFailed(now.email_id, CANCELLED, 'cancelled')) {
-      deps.logger.info({ email_id: now.email_id }, 'scheduled email cancelled');
-      return 'cancelled';
-    }
-    const after = await deps.records.findById(now.email_id);
-    return after ? (stateOf(after) as CancelOutcome) : 'not_found';
+  const called = await callOffPendingSend(deps, scheduledSendKey(record.email_id), record, {
+    reason: CANCELLED,
+    kind: 'cancelled',
   });
+  switch (called.outcome) {
+    case 'called_off':
+      deps.logger.info({ email_id: record.email_id }, 'scheduled email cancelled');
+      return 'cancelled';
+    case 'settled':
+      return fateOf(called.record);
+    case 'gone':
+      return 'not_found';
+    case 'sending':
+      return 'sending';
+  }
 }

@@ -1,24 +1,59 @@
+import type { ErrorKind } from '../../errors.ts';
 import type { StepSendKeys } from '../idempotency/step-send-keys.ts';
+import { STATUS_RANK, type EmailRecord } from '../records/record.ts';
+import type { RecordStore } from '../records/record-store.ts';
 
 /** Longer than calling a send off takes; released at once (a crashed caller's lease just expires). */
 const CALL_OFF_LEASE_MS = 30_000;
 
 /**
- * Runs `callOff` holding a send key's attempt lease (step-send-keys.ts), the
- * lease a send attempt must hold to call the provider: while `callOff` runs
- * no attempt can start, and when an attempt holds the lease now the answer is
- * `sending` and `callOff` does not run. So a send and whatever calls it off
- * (a cancelled scheduled email, a cancelled workflow run) never both happen.
+ * What calling a send off found: `called_off` (its record is `failed` now),
+ * `sending` (an attempt holds the lease, or one died mid-call: the provider
+ * may have it), `settled` (no longer pending: sent or failed), `gone` (no
+ * record).
  */
-export async function underSendLease<T>(
-  keys: StepSendKeys,
+export type CallOffResult =
+  { outcome: 'called_off' | 'sending' | 'gone' } | { outcome: 'settled'; record: EmailRecord };
+
+/**
+ * Calls off the send keyed by `key`, whose record was read as `current`:
+ * under the key's attempt lease (step-send-keys.ts), the lease a send attempt
+ * must hold to call the provider, a record still pending that no attempt may
+ * have handed over becomes `failed` with `failure`. While this holds the
+ * lease no attempt can start, and an attempt holding it now makes the answer
+ * `sending`: so a send and whatever calls it off (a cancelled scheduled
+ * email, a cancelled workflow run) never both happen. A record already
+ * settled keeps its lease until it expires, so it is answered without it.
+ */
+export async function callOffPendingSend(
+  deps: { keys: StepSendKeys; records: RecordStore },
   key: string,
-  callOff: () => Promise<T>,
-): Promise<T | 'sending'> {
-  if (!(await keys.claimAttempt(key, new Date(Date.now() + CALL_OFF_LEASE_MS)))) return 'sending';
+  current: EmailRecord | null,
+  failure: { reason: string; kind: ErrorKind },
+): Promise<CallOffResult> {
+  const settled = (record: EmailRecord | null): CallOffResult | undefined =>
+    !record
+      ? { outcome: 'gone' }
+      : record.status_rank !== STATUS_RANK.pending
+        ? { outcome: 'settled', record }
+        : undefined;
+  const before = settled(current);
+  if (before || !current) return before ?? { outcome: 'gone' };
+  const emailId = current.email_id;
+  if (!(await deps.keys.claimAttempt(key, new Date(Date.now() + CALL_OFF_LEASE_MS))))
+    return { outcome: 'sending' };
   try {
-    return await callOff();
+    // Read again under the lease: an attempt may have finished in between.
+    const now = await deps.records.findById(emailId);
+    const state = settled(now);
+    if (state || !now) return state ?? { outcome: 'gone' };
+    // An attempt died mid-call: the provider may have it; not ours to call off.
+    if (now.attempt_id) return { outcome: 'sending' };
+    if (await deps.records.markFailed(emailId, failure.reason, failure.kind))
+      return { outcome: 'called_off' };
+    // Not pending any more: something else settled it between the read and the write.
+    return settled(await deps.records.findById(emailId)) ?? { outcome: 'sending' };
   } finally {
-    await keys.releaseAttempt(key);
+    await deps.keys.releaseAttempt(key);
   }
 }
