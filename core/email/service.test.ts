@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db.ts';
 import { isMailroomError } from '../errors.ts';
 import type { FakeSendGrid } from '../../test/support/fake-sendgrid.ts';
-import { startEmailCore, type EmailCore } from '../../test/support/email-core.ts';
+import { mailroomFailure, startEmailCore, type EmailCore } from '../../test/support/email-core.ts';
 import type { EmailService } from './contract.ts';
 import type { Caller } from '../identity.ts';
 import { STATUS_RANK, statusOf, type EmailRecord } from './records/record.ts';
@@ -21,16 +21,6 @@ import { welcomeBody } from '../../test/support/sample-emails.ts';
 const caller: Caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
 const body = (subject = 'Welcome') =>
   welcomeBody({ to: { email: 'user@example.com', name: 'User' }, subject });
-
-async function failure(promise: Promise<unknown>) {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(isMailroomError(err));
-    return err;
-  }
-  assert.fail('expected a failure');
-}
 
 describe('email service core', () => {
   let database: Database;
@@ -107,7 +97,7 @@ describe('email service core', () => {
     it('a transient failure leaves the record pending; the retry reuses it and sends', async () => {
       const key = `wf-${randomUUID()}/activity-2`;
       fake.plan(503);
-      const err = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      const err = await mailroomFailure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       assert.equal(err.kind, 'transient');
       const pending = await byKey(key);
       assert.equal(pending?.['status'], 'pending');
@@ -126,7 +116,9 @@ describe('email service core', () => {
     it('a provider rejection fails the record; the step run again (a reset) sends it once, same record', async () => {
       const key = `wf-${randomUUID()}/activity-3`;
       fake.plan(400);
-      const first = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      const first = await mailroomFailure(
+        email.send(body(), authenticatedAs(caller), { idempotencyKey: key }),
+      );
       assert.equal(first.kind, 'provider_rejected');
       const failed = await byKey(key);
       assert.equal(failed?.['status'], 'failed');
@@ -144,7 +136,7 @@ describe('email service core', () => {
     it('markFailed finalises a pending keyed send; the step run again (a reset) sends it once', async () => {
       const key = `wf-${randomUUID()}/activity-4`;
       fake.outage = 503; // the provider is down until the workflow gives up
-      await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      await mailroomFailure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       await email.markFailed(key, 'gave up after 5 attempts');
       const failed = await byKey(key);
       assert.equal(failed?.['status'], 'failed');
@@ -165,7 +157,7 @@ describe('email service core', () => {
     it('callOff fails a pending send no attempt holds; a reset sends it; a sent one stays sent', async () => {
       const key = `wf-${randomUUID()}/activity-6`;
       fake.outage = 503; // the step waits to retry when its run is cancelled
-      await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      await mailroomFailure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       assert.equal(await email.callOff(key), 'called_off');
       const failed = await byKey(key);
       assert.equal(failed?.['status'], 'failed');
@@ -186,7 +178,7 @@ describe('email service core', () => {
     it('callOff leaves a send an attempt holds, or one that may have reached the provider', async () => {
       const key = `wf-${randomUUID()}/activity-7`;
       fake.outage = 503;
-      await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      await mailroomFailure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       fake.outage = undefined;
       const emailId = (await byKey(key))!._id;
       // An attempt in flight: it holds the key's lease.
@@ -238,7 +230,9 @@ describe('email service core', () => {
     it('accepted then dropped: retries wait for events, then fail the record as outcome unknown; nothing resent', async () => {
       const key = `wf-${randomUUID()}/dropped`;
       fake.plan('accept-then-drop');
-      const first = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      const first = await mailroomFailure(
+        email.send(body(), authenticatedAs(caller), { idempotencyKey: key }),
+      );
       assert.equal(first.kind, 'transient', 'the activity retries');
       assert.equal(first.message, OUTCOME_PENDING);
       const pending = await byKey(key);
@@ -246,13 +240,17 @@ describe('email service core', () => {
       assert.ok(pending?.['attempt_id'], 'the attempt mark stays');
 
       // A retry soon after: still waiting, the provider is not called again.
-      const second = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      const second = await mailroomFailure(
+        email.send(body(), authenticatedAs(caller), { idempotencyKey: key }),
+      );
       assert.equal(second.message, OUTCOME_PENDING);
       assert.equal(fake.received.length, 1);
 
       // Past the wait, no event came: failed, explained, not retryable.
       await age(String(pending?.['email_id']), 61_000);
-      const verdict = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      const verdict = await mailroomFailure(
+        email.send(body(), authenticatedAs(caller), { idempotencyKey: key }),
+      );
       assert.equal(verdict.kind, 'outcome_unknown');
       assert.equal(verdict.retryable, false);
       assert.equal(verdict.message, OUTCOME_UNKNOWN);
@@ -275,7 +273,7 @@ describe('email service core', () => {
     it("accepted then dropped, then the provider's processed event: the retry answers sent without sending", async () => {
       const key = `wf-${randomUUID()}/processed`;
       fake.plan('accept-then-drop');
-      await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      await mailroomFailure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       const pending = await byKey(key);
       await email.handleSendGridWebhook(
         JSON.stringify([{ event: 'processed', email_id: pending?.['email_id'], timestamp: 1 }]),
@@ -301,7 +299,9 @@ describe('email service core', () => {
         .collection<{ _id: string }>('email_idempotency')
         .updateOne({ _id: key }, { $set: { attempt_until: new Date(Date.now() - 1) } });
       await age(String(left?.['email_id']), 61_000);
-      const verdict = await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      const verdict = await mailroomFailure(
+        email.send(body(), authenticatedAs(caller), { idempotencyKey: key }),
+      );
       assert.equal(verdict.kind, 'outcome_unknown');
       assert.equal(fake.received.length, 1);
     });
@@ -309,7 +309,7 @@ describe('email service core', () => {
     it('a workflow giving up on a send of unknown outcome leaves it explained as such', async () => {
       const key = `wf-${randomUUID()}/give-up`;
       fake.plan('accept-then-drop');
-      await failure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      await mailroomFailure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
       await email.markFailed(key, 'activity timed out');
       const failed = await byKey(key);
       assert.equal(failed?.['status'], 'failed');
@@ -319,7 +319,7 @@ describe('email service core', () => {
 
     it('without a key (HTTP): the caller is told the outcome is unknown, the record says so', async () => {
       fake.plan('accept-then-drop');
-      const err = await failure(email.send(body('dropped over http'), authenticatedAs(caller)));
+      const err = await mailroomFailure(email.send(body('dropped over http'), authenticatedAs(caller)));
       assert.equal(err.kind, 'outcome_unknown');
       assert.match(err.message, /^email outcome unknown: .*\(email provider unavailable: /);
       const stored = withStatus(await emails().findOne({ subject: 'dropped over http' }));
@@ -371,7 +371,7 @@ describe('email service core', () => {
 
     it('failed is terminal for delivery; an open still sets the flag', async () => {
       fake.plan(400);
-      await failure(email.send(body('will fail'), authenticatedAs(caller)));
+      await mailroomFailure(email.send(body('will fail'), authenticatedAs(caller)));
       const failed = await database.db.collection('emails').findOne({ subject: 'will fail' });
       const records = createRecordStore(database.db);
       await records.applyEvent({ email_id: String(failed?.['email_id']) }, 'delivered');

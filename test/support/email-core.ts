@@ -1,7 +1,9 @@
+import assert from 'node:assert/strict';
 import { loadConfig, type Config } from '../../core/config.ts';
 import { connectDatabase, type Database } from '../../core/db.ts';
 import type { EmailService } from '../../core/email/contract.ts';
 import { createEmailService, type EmailServiceDeps } from '../../core/email/service.ts';
+import { isMailroomError, type MailroomError } from '../../core/errors.ts';
 import { createLogger, type Logger } from '../../core/logger.ts';
 import { createKeyStore, type KeyStore } from '../../core/api-keys/key-store.ts';
 import type { Client } from '@temporalio/client';
@@ -91,4 +93,15 @@ export async function startEmailCore(options: EmailCoreOptions = {}): Promise<Em
       await database.close();
     },
   };
+}
+
+/** The MailroomError `promise` rejects with; fails the test when it resolves or rejects with anything else. */
+export async function mailroomFailure(promise: Promise<unknown>): Promise<MailroomError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(isMailroomError(err), `expected a MailroomError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected a failure');
 }

@@ -4,9 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { authenticatedAs } from '../../../identity.ts';
-import { isMailroomError, type MailroomError } from '../../../errors.ts';
 import { exposition } from '../../../metrics.ts';
-import { startEmailCore, type EmailCore } from '../../../../test/support/email-core.ts';
+import { mailroomFailure, startEmailCore, type EmailCore } from '../../../../test/support/email-core.ts';
 import { welcomeBody } from '../../../../test/support/sample-emails.ts';
 import { createSmtpProvider } from './smtp.ts';
 
@@ -60,16 +59,6 @@ class LocalRelay {
 const caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
 const body = () => welcomeBody({ to: { email: `user-${randomUUID()}@example.com`, name: 'User' } });
 
-async function failure(promise: Promise<unknown>): Promise<MailroomError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(isMailroomError(err));
-    return err;
-  }
-  assert.fail('expected a failure');
-}
-
 describe('provider failover (sendgrid, then smtp)', () => {
   const relay = new LocalRelay();
   let core: EmailCore;
@@ -115,14 +104,14 @@ describe('provider failover (sendgrid, then smtp)', () => {
 
   it('primary rejects the message (400): no failover', async () => {
     core.fake.plan(400);
-    const err = await failure(core.email.send(body(), authenticatedAs(caller)));
+    const err = await mailroomFailure(core.email.send(body(), authenticatedAs(caller)));
     assert.equal(err.kind, 'provider_rejected');
     assert.equal(relay.received.length, 0);
   });
 
   it('primary took the request and dropped the connection: never sent elsewhere', async () => {
     core.fake.plan('accept-then-drop');
-    const err = await failure(core.email.send(body(), authenticatedAs(caller)));
+    const err = await mailroomFailure(core.email.send(body(), authenticatedAs(caller)));
     assert.equal(err.kind, 'outcome_unknown');
     assert.equal(relay.received.length, 0, 'no second send');
   });
@@ -135,7 +124,7 @@ describe('provider failover (sendgrid, then smtp)', () => {
     ] as const) {
       core.fake.plan(503);
       relay.mode = mode;
-      const err = await failure(core.email.send(body(), authenticatedAs(caller)));
+      const err = await mailroomFailure(core.email.send(body(), authenticatedAs(caller)));
       assert.equal(err.kind, kind, mode);
     }
   });
@@ -163,7 +152,7 @@ describe('provider failover (sendgrid, then smtp)', () => {
 describe('SMTP provider alone', () => {
   it('a relay that refuses the connection did not take the message: transient', async () => {
     const closed = createSmtpProvider('smtp://127.0.0.1:1?ignoreTLS=true');
-    const err = await failure(
+    const err = await mailroomFailure(
       closed.send({
         emailId: randomUUID(),
         from: { email: 'no-reply@mailroom.test' },
