@@ -1,5 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
@@ -16,6 +15,7 @@ import { temporalRestart } from './temporal-restart.ts';
 import { scheduledRestart } from './scheduled-restart.ts';
 import { webhooksRestart } from './webhooks-restart.ts';
 import { gatewayKilled } from './gateway-killed.ts';
+import { exitWith, runCase, summarize, type CaseOutcome } from '../support/case-runner.ts';
 
 /**
  * `npm run test:faults [case numbers…]`: what the platform survives, each
@@ -64,41 +64,16 @@ async function main(): Promise<number> {
   const servers: Servers = { ...base, temporal, temporalPort, mongo, mongoPort, bundlePath };
   log(`servers up in ${((Date.now() - started) / 1000).toFixed(1)}s; logs in ${scratch}`);
 
-  const results: Array<{ c: FaultCase; ok: boolean; seconds: number; error?: string }> = [];
+  const results: CaseOutcome[] = [];
   try {
     for (const c of cases) {
       log(`case ${c.id}: ${c.name}`);
-      const t0 = Date.now();
-      try {
-        const result = await c.run(servers);
-        const seconds = Math.round((Date.now() - t0) / 100) / 10;
-        for (const [k, v] of Object.entries(result.figures)) log(`  ${k}: ${JSON.stringify(v)}`);
-        for (const p of result.problems) log(`  PROBLEM: ${p}`);
-        log(`  case ${c.id} ${result.ok ? 'held' : 'FAILED'} in ${seconds}s`);
-        results.push({ c, ok: result.ok, seconds });
-      } catch (err) {
-        const seconds = Math.round((Date.now() - t0) / 100) / 10;
-        const error = err instanceof Error ? err.message : String(err);
-        log(`  case ${c.id} ERROR after ${seconds}s: ${error}`);
-        results.push({ c, ok: false, seconds, error });
-      }
+      results.push(await runCase(log, `case ${c.id} (${c.name})`, () => c.run(servers)));
     }
   } finally {
     await Promise.allSettled([servers.temporal.stop(), servers.mongo.stop()]);
   }
-  log('summary:');
-  for (const r of results) log(`  ${r.ok ? 'held  ' : 'FAILED'} case ${r.c.id} (${r.c.name}) ${r.seconds}s`);
-  log(`total ${((Date.now() - started) / 1000).toFixed(0)}s`);
-  const ok = results.every((r) => r.ok);
-  if (ok) await rm(scratch, { recursive: true, force: true });
-  else log(`logs kept in ${scratch}`);
-  return ok ? 0 : 1;
+  return summarize(log, results, cases.length, started, scratch);
 }
 
-let code = 1;
-try {
-  code = await main();
-} catch (err) {
-  console.error(`[faults] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-}
-process.exit(code);
+await exitWith('faults', main);

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { MongoClient, type Db } from 'mongodb';
 import { FakeSendGrid } from '../../infra/fake-sendgrid.ts';
 import { answerBody } from '../support/http.ts';
+import type { CaseResult } from '../support/case-runner.ts';
 import { startMongo, startTemporal, type MongoHandle, type TemporalHandle } from '../../infra/services.ts';
 import { RUN_TS, freePort, startProcess, type Spawned } from '../../infra/processes.ts';
 import { TEST_SECRET, uniqueName } from '../support/env.ts';
@@ -359,19 +360,12 @@ export class Stack {
   }
 }
 
-export interface CaseResult {
-  ok: boolean;
-  figures: Record<string, unknown>;
-  problems: string[];
-}
-
 export interface FaultCase {
   id: number;
   name: string;
   run(servers: Servers): Promise<CaseResult>;
 }
 
-/** Collects the expectations a case checks; the case passes when none failed. */
 /** The distinct statuses each probe got while a server was down. */
 export function answersWhileDown(during: ReadonlyArray<{ what: string } & Answer>): Record<string, number[]> {
   const names = [...new Set(during.map((d) => d.what))];
@@ -398,6 +392,7 @@ export function failedUnsent(
   );
 }
 
+/** Collects the expectations a case checks; the case passes when none failed. */
 export class Checks {
   readonly problems: string[] = [];
   expect(ok: boolean, what: string): void {

@@ -1,4 +1,4 @@
-import type { CaseResult } from '../faults/stack.ts';
+import type { CaseResult } from '../support/case-runner.ts';
 import type { ScaleStack } from './stack.ts';
 
 /** One check of the scale suite, run against the shared two-gateway, two-worker stack. */

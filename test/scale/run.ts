@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
@@ -7,6 +7,7 @@ import { startScratchServers } from '../../infra/services.ts';
 import { WORKFLOWS_PATH } from '../../worker/create-worker.ts';
 import { CASES } from './cases.ts';
 import { ScaleStack } from './stack.ts';
+import { exitWith, runCase, summarize, type CaseOutcome } from '../support/case-runner.ts';
 
 /**
  * `npm run test:scale [case numbers…]`: two gateways behind a round-robin
@@ -36,53 +37,30 @@ async function main(): Promise<number> {
     ),
   ]);
   if (!temporal || !mongo) throw new Error('could not start Temporal and the database');
-  const results: Array<{ name: string; ok: boolean; seconds: number }> = [];
+  const results: CaseOutcome[] = [];
   let stack: ScaleStack | undefined;
   try {
-    stack = await new ScaleStack({
+    const running = await new ScaleStack({
       temporalAddress: temporal.address,
       mongoUri: mongo.uri,
       bundlePath,
       scratch,
     }).start();
+    stack = running;
     log(
-      `2 gateways, 2 workers, proxy ${stack.proxy.url}: up in ${((Date.now() - started) / 1000).toFixed(1)}s`,
+      `2 gateways, 2 workers, proxy ${running.proxy.url}: up in ${((Date.now() - started) / 1000).toFixed(1)}s`,
     );
     for (const [round, c] of cases.entries()) {
       const n = CASES.indexOf(c) + 1;
-      if (round > 0) await stack.restore();
+      if (round > 0) await running.restore();
       log(`case ${n}: ${c.name}`);
-      const t0 = Date.now();
-      let ok = false;
-      try {
-        const result = await c.run(stack);
-        for (const [k, v] of Object.entries(result.figures)) log(`  ${k}: ${JSON.stringify(v)}`);
-        for (const p of result.problems) log(`  PROBLEM: ${p}`);
-        ok = result.ok;
-      } catch (err) {
-        log(`  ERROR: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      }
-      const seconds = Math.round((Date.now() - t0) / 100) / 10;
-      log(`  case ${n} ${ok ? 'held' : 'FAILED'} in ${seconds}s`);
-      results.push({ name: `case ${n} (${c.name})`, ok, seconds });
+      results.push(await runCase(log, `case ${n} (${c.name})`, () => c.run(running)));
     }
   } finally {
     await stack?.close().catch(() => undefined);
     await Promise.allSettled([temporal.stop(), mongo.stop()]);
   }
-  log('summary:');
-  for (const r of results) log(`  ${r.ok ? 'held  ' : 'FAILED'} ${r.name} ${r.seconds}s`);
-  log(`total ${((Date.now() - started) / 1000).toFixed(0)}s`);
-  const ok = results.length === cases.length && results.every((r) => r.ok);
-  if (ok) await rm(scratch, { recursive: true, force: true });
-  else log(`logs kept in ${scratch}`);
-  return ok ? 0 : 1;
+  return summarize(log, results, cases.length, started, scratch);
 }
 
-let code = 1;
-try {
-  code = await main();
-} catch (err) {
-  console.error(`[scale] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-}
-process.exit(code);
+await exitWith('scale', main);
