@@ -5,6 +5,8 @@ import type { Scope } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import { generateKey, parseKey, secretMatches } from './key-format.ts';
 import { createKeyUses } from './key-uses.ts';
+import { cappedCreate } from '../capped-create.ts';
+import { createKeyedLock } from '../keyed-lock.ts';
 
 /**
  * The `api_keys` collection: one document per key, `_id` = the key's id (so
@@ -56,8 +58,12 @@ export interface KeyStore {
   create(input: NewApiKey): Promise<{ key: ApiKey; plaintext: string }>;
   /** Keys, newest first; of one company when given, and of one of its organizations when given too. */
   list(companyId?: string, organizationId?: string): Promise<ApiKey[]>;
-  /** The company's keys not revoked, of one mode: test keys have their own cap. */
-  countLive(companyId: string, test: boolean): Promise<number>;
+  /**
+   * `create`, unless the company holds `cap` keys not revoked of the new
+   * key's mode already (test keys have their own cap): 'too-many' then, also
+   * when creates race (capped-create.ts).
+   */
+  createCapped(input: NewApiKey, cap: number): Promise<{ key: ApiKey; plaintext: string } | 'too-many'>;
   /**
    * Revokes a key (of `companyId` when given, of its organization
    * `organizationId` when given too, and a test key only when `testOnly`);
@@ -111,7 +117,10 @@ export function createKeyStore(db: Db, logger: Logger): KeyStore {
     return doc;
   }
 
-  return {
+  /** Capped creates take turns per company and mode (capped-create.ts). */
+  const creates = createKeyedLock();
+
+  const store: KeyStore = {
     async create(input) {
       const { id, plaintext, secretHash } = generateKey(input.test === true);
       const doc: ApiKeyDocument = {
@@ -142,12 +151,19 @@ export function createKeyStore(db: Db, logger: Logger): KeyStore {
         .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
     },
 
-    countLive: (companyId, test) =>
-      keys.countDocuments({
-        company_id: companyId.toLowerCase(),
-        revoked_at: null,
-        test: test ? true : { $ne: true },
-      }),
+    createCapped(input, cap) {
+      const companyId = input.companyId.toLowerCase();
+      const test = input.test === true;
+      return cappedCreate({
+        lock: creates,
+        owner: `${companyId}/${test}`,
+        cap,
+        count: () =>
+          keys.countDocuments({ company_id: companyId, revoked_at: null, test: test ? true : { $ne: true } }),
+        insert: () => store.create(input),
+        remove: (created) => keys.deleteOne({ _id: created.key.id }),
+      });
+    },
 
     async revoke(id, companyId, organizationId, testOnly = false, grantable) {
       const doc = await keys.findOne({ _id: id });
@@ -177,4 +193,5 @@ export function createKeyStore(db: Db, logger: Logger): KeyStore {
       return toApiKey(doc);
     },
   };
+  return store;
 }

@@ -2,12 +2,17 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { EventType } from './webhook-events.ts';
 import type { EndpointView } from './endpoint-schema.ts';
+import { cappedCreate } from '../capped-create.ts';
+import { createKeyedLock } from '../keyed-lock.ts';
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const PREVIOUS_SECRET_LIFETIME_MS = 24 * 3600_000;
 
-/** The endpoints one company may register. */
+/** The endpoints one company may register (in each mode, live and test). */
 export const MAX_ENDPOINTS_PER_COMPANY = 20;
+
+/** Rotations at once on one endpoint that a rotation outlasts before it gives up (a 500). */
+const MAX_ROTATION_TRIES = 20;
 
 /** One document of `webhook_endpoints`. `_id`: `<company id>/<endpoint id>` (a company's are one `_id` range). */
 export interface EndpointDoc {
@@ -86,6 +91,8 @@ export function endpointView(doc: EndpointDoc): EndpointView {
 const rangeOf = (companyId: string) => ({ $gt: `${companyId}/`, $lt: `${companyId}0` });
 
 export function createEndpointStore(db: Db): EndpointStore {
+  /** Creates take turns per company and mode: the cap is exact within a gateway (capped-create.ts). */
+  const creates = createKeyedLock();
   const endpoints: Collection<EndpointDoc> = db.collection<EndpointDoc>('webhook_endpoints');
   /** The owner's view: its company, its organization when bound to one, its mode. */
   const visible = (owner: EndpointOwner, doc: EndpointDoc | null) =>
@@ -98,8 +105,6 @@ export function createEndpointStore(db: Db): EndpointStore {
 
   const store: EndpointStore = {
     async create(owner, fields) {
-      if ((await store.list({ ...owner, organizationId: null })).length >= MAX_ENDPOINTS_PER_COMPANY)
-        return 'too-many';
       const id = randomUUID();
       const secret = newSecret();
       const now = new Date();
@@ -119,8 +124,15 @@ export function createEndpointStore(db: Db): EndpointStore {
         created_at: now,
         updated_at: now,
       };
-      await endpoints.insertOne(endpoint);
-      return { endpoint, secret };
+      const created = await cappedCreate({
+        lock: creates,
+        owner: `${owner.companyId}/${owner.test}`,
+        cap: MAX_ENDPOINTS_PER_COMPANY,
+        count: async () => (await store.list({ ...owner, organizationId: null })).length,
+        insert: () => endpoints.insertOne(endpoint),
+        remove: () => endpoints.deleteOne({ _id: endpoint._id }),
+      });
+      return created === 'too-many' ? created : { endpoint, secret };
     },
 
     async list(owner) {
@@ -157,20 +169,26 @@ export function createEndpointStore(db: Db): EndpointStore {
     },
 
     async rotateSecret(owner, id) {
-      const doc = await store.get(owner, id);
-      if (!doc) return null;
-      const now = new Date();
-      const previousExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_LIFETIME_MS);
-      const secret = newSecret();
-      // The old current secret signs 24 h more; older rotated-out ones keep their own expiry.
-      const kept = doc.secrets
-        .map((s) => (s.expires_at === null ? { ...s, expires_at: previousExpiresAt } : s))
-        .filter((s) => s.expires_at !== null && s.expires_at > now);
-      await endpoints.updateOne(
-        { _id: doc._id },
-        { $set: { secrets: [{ secret, expires_at: null }, ...kept], updated_at: now } },
-      );
-      return { secret, previousExpiresAt };
+      // Compare-and-set on the current secret, read again when another rotation
+      // came first: two rotations at once both land, and each secret they
+      // answered with signs (the later one current, the earlier one beside it).
+      for (let tries = 0; tries < MAX_ROTATION_TRIES; tries++) {
+        const doc = await store.get(owner, id);
+        if (!doc) return null;
+        const now = new Date();
+        const previousExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_LIFETIME_MS);
+        const secret = newSecret();
+        // The old current secret signs 24 h more; older rotated-out ones keep their own expiry.
+        const kept = doc.secrets
+          .map((s) => (s.expires_at === null ? { ...s, expires_at: previousExpiresAt } : s))
+          .filter((s) => s.expires_at !== null && s.expires_at > now);
+        const rotated = await endpoints.updateOne(
+          { _id: doc._id, 'secrets.0.secret': doc.secrets[0]?.secret },
+          { $set: { secrets: [{ secret, expires_at: null }, ...kept], updated_at: now } },
+        );
+        if (rotated.matchedCount === 1) return { secret, previousExpiresAt };
+      }
+      throw new Error(`endpoint ${id}: the secret kept changing under ${MAX_ROTATION_TRIES} rotations`);
     },
 
     enabled: () => endpoints.find({ enabled: true }).limit(10_000).toArray(),

@@ -84,21 +84,25 @@ export const createKeyRoute = defineRoute({
     // A test key makes test keys only: it cannot mint a live one.
     const test = body.test === true || ctx.state.principal.test === true;
     // Each mode has its own cap: test keys never use up the live ones'.
-    if ((await keys.countLive(owner.companyId, test)) >= MAX_LIVE_KEYS_PER_COMPANY)
+    const created = await keys.createCapped(
+      {
+        companyId: owner.companyId,
+        // A bound key's keys are bound to its organization (X-Organization-Id, if
+        // sent, had to name it); a company-wide key binds the new one to the
+        // organization it names, if any.
+        organizationId: ctx.state.principal.boundOrganizationId ?? owner.organizationId ?? null,
+        name: body.name,
+        scopes: body.scopes,
+        test,
+      },
+      MAX_LIVE_KEYS_PER_COMPANY,
+    );
+    if (created === 'too-many')
       throw new MailroomError(
         'conflict',
         `a company may hold at most ${MAX_LIVE_KEYS_PER_COMPANY} ${test ? 'test' : 'live'} API keys; revoke one first`,
       );
-    const { key, plaintext } = await keys.create({
-      companyId: owner.companyId,
-      // A bound key's keys are bound to its organization (X-Organization-Id, if
-      // sent, had to name it); a company-wide key binds the new one to the
-      // organization it names, if any.
-      organizationId: ctx.state.principal.boundOrganizationId ?? owner.organizationId ?? null,
-      name: body.name,
-      scopes: body.scopes,
-      test,
-    });
+    const { key, plaintext } = created;
     ctx.status = 201;
     ctx.body = { success: true, key: apiKeyView(key), secret: plaintext };
   },

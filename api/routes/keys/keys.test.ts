@@ -114,6 +114,34 @@ describe('/api/keys', () => {
     assert.equal(again.status, 201, JSON.stringify(again.body));
   });
 
+  it('creates at once never pass the cap: 30 test keys asked for with room for 10 make 10', async () => {
+    const own = randomUUID();
+    const admin = await bearer(['keys:manage', 'email:send'], own);
+    for (let i = 0; i < MAX_LIVE_KEYS_PER_COMPANY - 10; i++)
+      await app.keys.create({
+        companyId: own,
+        organizationId: organization,
+        name: `t${i}`,
+        scopes: ['email:send'],
+        test: true,
+      });
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        app.post(
+          '/api/keys',
+          { name: `at once ${i}`, scopes: ['email:send'], test: true },
+          { authorization: admin },
+        ),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 201).length, 10, statuses.join(' '));
+    assert.equal(statuses.filter((s) => s === 409).length, 20, statuses.join(' '));
+    const listed = await app.get('/api/keys', { authorization: admin });
+    const tests = (listed.body['data'] as Array<Record<string, unknown>>).filter((k) => k['test'] === true);
+    assert.equal(tests.length, MAX_LIVE_KEYS_PER_COMPANY);
+  });
+
   it('never grants a scope the creating key lacks, and needs keys:manage', async () => {
     const admin = await bearer(['keys:manage', 'email:send']);
     const escalate = await app.post(

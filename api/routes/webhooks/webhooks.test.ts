@@ -269,6 +269,43 @@ describe('deliveries', () => {
     await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
   });
 
+  it('five rotations at once all land: each secret they answered signs the next delivery', async () => {
+    const endpoint = await register(['email.sent']);
+    const rotations = await Promise.all(
+      Array.from({ length: 5 }, () => h.request('POST', `/api/webhooks/${endpoint.id}/rotate-secret`)),
+    );
+    assert.deepEqual(
+      rotations.map((r) => r.status),
+      [200, 200, 200, 200, 200],
+    );
+    const secrets = rotations.map((r) => r.body['secret'] as string);
+    assert.equal(new Set(secrets).size, 5);
+    const emailId = await send(`rot2-${randomUUID()}@example.com`);
+    await receiver.waitFor(() => endpoint.received().some((x) => x.json.data['email_id'] === emailId));
+    const event = endpoint.received().find((x) => x.json.data['email_id'] === emailId)!;
+    for (const secret of [...secrets, endpoint.secret]) assert.ok(verify(secret, event));
+    await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
+  });
+
+  it('30 registrations at once never pass the cap of 20 endpoints per company', async () => {
+    const company = { 'x-company-id': randomUUID(), 'x-user-id': randomUUID() };
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        h.request(
+          'POST',
+          '/api/webhooks',
+          { url: `${receiver.url}/${randomUUID()}`, events: ['email.sent'] },
+          company,
+        ),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 201).length, 20, statuses.join(' '));
+    assert.equal(statuses.filter((s) => s === 409).length, 10, statuses.join(' '));
+    const list = await h.request('GET', '/api/webhooks', undefined, company);
+    assert.equal((list.body['data'] as unknown[]).length, 20);
+  });
+
   it('a run the company triggered ends with workflow.completed', async () => {
     const endpoint = await register(['workflow.completed', 'workflow.failed']);
     const userId = randomUUID();

@@ -4,7 +4,7 @@ import stringify from 'safe-stable-stringify';
 import { MailroomError, isDuplicateKeyError, isMailroomError, type ErrorKind } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { IDEMPOTENCY_KEY_INVALID, isValidIdempotencyKey } from '../../validation.ts';
-import { createKeyedLock } from '../records/keyed-lock.ts';
+import { createKeyedLock } from '../../keyed-lock.ts';
 import type { EmailRecord } from '../records/record.ts';
 import type { RecordStore } from '../records/record-store.ts';
 import {

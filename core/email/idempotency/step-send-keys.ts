@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../../errors.ts';
-import { createKeyedLock } from '../records/keyed-lock.ts';
+import { createKeyedLock } from '../../keyed-lock.ts';
 
 /**
  * The `email_idempotency` collection: which email record an idempotency key

@@ -1,5 +1,5 @@
 import type { AnyBulkWriteOperation, Collection, Db, UpdateFilter } from 'mongodb';
-import { createKeyedLock } from './keyed-lock.ts';
+import { createKeyedLock } from '../../keyed-lock.ts';
 import {
   STATUS_RANK,
   failedBeforeHandOver,

@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import { MailroomError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { createKeyedLock } from '../records/keyed-lock.ts';
+import { createKeyedLock } from '../../keyed-lock.ts';
 import { canonicalMailbox, clientNetwork } from './rate-limit-keys.ts';
 import { TOO_MANY_SIGNUP_SENDS } from '../email-messages.ts';
 

@@ -4,7 +4,7 @@ import { RateLimiterMongo } from 'rate-limiter-flexible';
 import { MailroomError } from '../../../errors.ts';
 import { dailyLimitRefusals } from '../../../metrics.ts';
 import { DAILY_LIMIT_REACHED } from '../../email-messages.ts';
-import { createKeyedLock } from '../../records/keyed-lock.ts';
+import { createKeyedLock } from '../../../keyed-lock.ts';
 import type { QuotaStatus } from './quota-schema.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError, MailroomError } from '../../../errors.ts';
 import { providerRateLimited } from '../../../metrics.ts';
 import { SENDING_RATE_LIMITED } from '../../email-messages.ts';
-import { createKeyedLock } from '../../records/keyed-lock.ts';
+import { createKeyedLock } from '../../../keyed-lock.ts';
 
 /**
  * A provider's maximum sending rate (SENDGRID_MAX_PER_SECOND,

@@ -1,7 +1,10 @@
 /**
  * Runs async work one at a time per key, in arrival order, within this process.
  *
- * An optimisation, never what makes the writes correct (docs/scaling.md):
+ * For a per-company cap (capped-create.ts) it makes one gateway's creates
+ * exact; what holds the cap across processes is the count after the insert.
+ * For the writes to one email record it is an optimisation, never what makes
+ * them correct (docs/scaling.md):
  * concurrent writes to one record would otherwise each pay a round trip only
  * to be applied one after another by the database anyway. MongoDB applies each
  * update to one document atomically, and so does our FerretDB build for updates
