@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import type { Client, ScheduleHandle } from '@temporalio/client';
 import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
@@ -24,13 +24,14 @@ import {
   viewSchedule,
   withTemporal,
 } from './temporal-schedule.ts';
+import { capOwner, scheduleCap } from './schedule-cap.ts';
 
 /**
  * A company holds at most this many schedules of one workflow, test and live
  * together (each is a Temporal Schedule, with its own scheduler on the
  * cluster): a company keeps a handful, and the cap keeps one from filling
  * the cluster. Counted in Temporal's visibility, which is eventually
- * consistent: creates racing each other may pass it by a few.
+ * consistent: how one gateway keeps it exact is schedule-cap.ts.
  */
 export const MAX_SCHEDULES_PER_WORKFLOW = 100;
 /** A listing reads up to twice the cap, so it shows every schedule even after such a race. */
@@ -82,22 +83,31 @@ export const createScheduleRoute = defineRoute({
     const input = validateWorkflowInput(def, body.input, caller, {
       blockedDomains: config.blockedEmailDomains,
     });
-    const held = await companySchedules(temporal, def, caller.companyId, MAX_SCHEDULES_PER_WORKFLOW);
-    if (held.length >= MAX_SCHEDULES_PER_WORKFLOW)
-      throw new HttpError(409, tooManySchedules(def.name, MAX_SCHEDULES_PER_WORKFLOW));
-    const scheduleId = newScheduleId(def);
-    const handle = await withTemporal(temporal, () =>
-      temporal.schedule.create({
-        scheduleId,
-        spec,
-        action: actionOf(def, input, caller, config.temporal.taskQueue, memo),
-        policies: POLICIES,
-        memo: { [CALLER_MEMO_KEY]: caller },
-        typedSearchAttributes: [{ key: COMPANY_ID, value: caller.companyId }],
-        state: { paused: body.paused ?? false },
-      }),
+    let handle: ScheduleHandle | undefined;
+    const admitted = await scheduleCap(config).admit(
+      capOwner(caller.companyId, def.workflowType),
+      MAX_SCHEDULES_PER_WORKFLOW,
+      () => companySchedules(temporal, def, caller.companyId, MAX_SCHEDULES_PER_WORKFLOW),
+      async () => {
+        const scheduleId = newScheduleId(def);
+        handle = await withTemporal(temporal, () =>
+          temporal.schedule.create({
+            scheduleId,
+            spec,
+            action: actionOf(def, input, caller, config.temporal.taskQueue, memo),
+            policies: POLICIES,
+            memo: { [CALLER_MEMO_KEY]: caller },
+            typedSearchAttributes: [{ key: COMPANY_ID, value: caller.companyId }],
+            state: { paused: body.paused ?? false },
+          }),
+        );
+        return scheduleId;
+      },
     );
-    const desc = await withTemporal(temporal, () => handle.describe());
+    if (admitted === 'too-many' || !handle)
+      throw new HttpError(409, tooManySchedules(def.name, MAX_SCHEDULES_PER_WORKFLOW));
+    const created = handle;
+    const desc = await withTemporal(temporal, () => created.describe());
     ctx.status = 201;
     ctx.body = { success: true, schedule: viewSchedule(def, desc) };
   },

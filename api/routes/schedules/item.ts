@@ -16,6 +16,7 @@ import {
   withTemporal,
   type SpecFields,
 } from './temporal-schedule.ts';
+import { capOwner, scheduleCap } from './schedule-cap.ts';
 
 const ITEM_PATH = '/api/workflow/:workflowName/schedules/:scheduleId';
 const NOT_FOUND = failure("Unknown workflow or schedule, or another company's schedule.");
@@ -127,7 +128,7 @@ export const deleteScheduleRoute = defineRoute({
     404: NOT_FOUND,
     500: failure('Temporal could not delete the schedule.'),
   },
-  async handler(ctx, { temporal }) {
+  async handler(ctx, { temporal, config }) {
     const def = ctx.state.workflow;
     const { handle, desc } = await findSchedule(
       temporal,
@@ -136,6 +137,7 @@ export const deleteScheduleRoute = defineRoute({
       reachOf(ctx),
     );
     await withTemporal(temporal, () => handle.delete());
+    scheduleCap(config).forget(capOwner(ctx.state.company.companyId, def.workflowType), desc.scheduleId);
     ctx.body = { success: true, scheduleId: desc.scheduleId, deleted: true };
   },
 });
