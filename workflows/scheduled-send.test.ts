@@ -101,6 +101,24 @@ describe('sendScheduledEmail', () => {
     assert.equal(data['error'], 'cancelled');
   });
 
+  it('eight cancels at once all answer 200 cancelled, and nothing is sent', async () => {
+    const to = `cancelled-at-once-${randomUUID()}@example.com`;
+    const sendAt = inMs(3000);
+    const emailId = String((await schedule(to, sendAt))['email_id']);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        h.request('DELETE', `/api/email/scheduled/${emailId}`, undefined, headers),
+      ),
+    );
+    for (const res of answers) {
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(res.body, { success: true, email_id: emailId, status: 'failed', error: 'cancelled' });
+    }
+    assert.equal((await runOutcome(emailId)).status, 'failed');
+    await sleep(Math.max(0, Date.parse(sendAt) - Date.now()) + 1500);
+    assert.equal(acceptedFor(to), 0);
+  });
+
   it('a cancel while the run is asleep and Temporal is not told still wins: the woken run sends nothing', async () => {
     const to = `db-cancel-${randomUUID()}@example.com`;
     const emailId = String((await schedule(to, inMs(2500)))['email_id']);
