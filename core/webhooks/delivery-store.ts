@@ -38,8 +38,11 @@ export interface DeliveryStore {
   /** Attempt results, one update each by `_id`, in bulk writes of CHUNK. */
   noteAttempts(results: ReadonlyArray<{ key: string; outcome: AttemptOutcome }>): Promise<void>;
   fail(key: string, why: string): Promise<void>;
-  /** A replay: pending again, attempts kept (they are history). */
-  reopen(key: string): Promise<void>;
+  /**
+   * A replay: pending again, attempts kept (they are history). False when it
+   * was pending already (being attempted, or another replay came first).
+   */
+  reopen(key: string): Promise<boolean>;
 }
 
 /** Writes per bulk write (FerretDB slows sharply on larger ones; docs/storage.md). */
@@ -119,10 +122,12 @@ export function createDeliveryStore(db: Db): DeliveryStore {
       );
     },
     async reopen(key) {
-      await deliveries.updateOne(
-        { _id: key },
+      // Conditional, so of replays asked for at once exactly one reopens it.
+      const reopened = await deliveries.updateOne(
+        { _id: key, status: { $ne: 'pending' } },
         { $set: { status: 'pending', finished_at: null, next_attempt_at: new Date() } },
       );
+      return reopened.matchedCount === 1;
     },
   };
 }

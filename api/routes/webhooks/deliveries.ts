@@ -90,9 +90,8 @@ export const retryDeliveryRoute = defineRoute({
     const delivery = await webhooks.deliveries.get(key);
     if (!delivery) throw new MailroomError('not_found', DELIVERY_NOT_FOUND);
     if (!endpoint.enabled) throw new MailroomError('conflict', 'webhook endpoint is disabled');
-    if (delivery.status === 'pending')
+    if (delivery.status === 'pending' || !(await webhooks.deliveries.reopen(key)))
       throw new MailroomError('conflict', 'webhook delivery is still being attempted');
-    await webhooks.deliveries.reopen(key);
     const started = await webhooks.startDelivery(
       { deliveryKey: key, endpointId: endpoint.id, eventId, companyId: endpoint.company_id },
       { replay: true },

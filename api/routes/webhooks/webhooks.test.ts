@@ -219,6 +219,22 @@ describe('deliveries', () => {
       .at(-1)!;
     assert.equal(last.headers['webhook-id'], got[0]!.headers['webhook-id']);
     assert.equal(last.body, got[0]!.body);
+
+    // Ten replays asked for at once: one is started (202), the others find it pending (409).
+    const retryPath = `/api/webhooks/${endpoint.id}/deliveries/${String(delivery?.['delivery_id'])}/retry`;
+    for (let i = 0; i < 50; i++) {
+      const list = await h.request('GET', `/api/webhooks/${endpoint.id}/deliveries`);
+      if ((list.body['data'] as Array<Record<string, unknown>>)[0]?.['status'] === 'delivered') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const replays = await Promise.all(Array.from({ length: 10 }, () => h.request('POST', retryPath)));
+    const statuses = replays.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [202, ...Array<number>(9).fill(409)], statuses.join(' '));
+    await receiver.waitFor(
+      () => endpoint.received().filter((x) => x.json.data['email_id'] === emailId).length >= 5,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(endpoint.received().filter((x) => x.json.data['email_id'] === emailId).length, 5);
     await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
   });
 
