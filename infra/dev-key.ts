@@ -7,12 +7,15 @@ import { createLogger } from '../core/logger.ts';
 
 /**
  * A ready-made API key for `npm run dev`, so AUTH_MODE=api-key can be tried
- * at once: every scope, for a dev company and organization. Kept in
- * `.data/dev-key.json` (mode 600) and reused while it still verifies.
+ * at once: every scope, company-wide for a dev company (a key bound to an
+ * organization is refused the company's routes, such as the suppression
+ * list), with an organization id to send as. Kept in `.data/dev-key.json`
+ * (mode 600) and reused while it still verifies and is company-wide.
  */
 export interface DevKey {
   key: string;
   companyId: string;
+  /** An organization of the dev company, for `X-Organization-Id`. */
   organizationId: string;
 }
 
@@ -22,13 +25,14 @@ export async function devKey(mongodbUri: string, file: string): Promise<DevKey> 
     const store = createKeyStore(database.db, createLogger('dev', { logLevel: 'silent', logPretty: false }));
     if (existsSync(file)) {
       const kept = JSON.parse(readFileSync(file, 'utf8')) as DevKey;
-      if (await store.verify(kept.key)) return kept;
+      // Earlier versions bound it to the organization: such a key is replaced.
+      if ((await store.verify(kept.key))?.organizationId === null) return kept;
     }
     const companyId = randomUUID();
     const organizationId = randomUUID();
     const { plaintext } = await store.create({
       companyId,
-      organizationId,
+      organizationId: null,
       name: 'npm run dev',
       scopes: SCOPES,
     });

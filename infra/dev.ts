@@ -189,7 +189,7 @@ async function announceDevKey(childEnv: NodeJS.ProcessEnv): Promise<void> {
     const made = await devKey(childEnv['MONGODB_URI']!, join(DATA, 'dev-key.json'));
     say(
       'dev',
-      `API key for AUTH_MODE=api-key (company ${made.companyId}, organization ${made.organizationId}, every scope): ${made.key}`,
+      `API key for AUTH_MODE=api-key (company ${made.companyId}, company-wide, every scope; send as organization ${made.organizationId}): ${made.key}`,
     );
   } catch (err) {
     say('dev', `could not prepare a dev API key: ${err instanceof Error ? err.message : String(err)}`);
