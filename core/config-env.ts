@@ -32,6 +32,8 @@ export const EnvSchema = Type.Object({
     default: 'https://api.sendgrid.com',
   }),
   SENDGRID_WEBHOOK_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** How long a connection to SendGrid may take to be ready (TCP and TLS) before the send fails over. */
+  SENDGRID_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
   EMAIL_FROM: Type.String({ minLength: 3, default: 'Mailroom <no-reply@mailroom.example.com>' }),
   BLOCKED_EMAIL_DOMAINS: Type.String({ default: '' }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),

@@ -31,6 +31,8 @@ export interface Config {
     webhookPublicKey: string | undefined;
     /** Accept unsigned Event Webhook requests when no public key is set (dev only). */
     webhookAllowUnsigned: boolean;
+    /** How long a connection may take to be ready before the send counts as not taken (fails over). */
+    connectTimeoutMs: number;
   };
   /** Providers in failover order (EMAIL_PROVIDERS); SMTP's relay URL (SMTP_URL). */
   providers: {
@@ -186,6 +188,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       baseUrl: withoutTrailingSlashes(e.SENDGRID_BASE_URL),
       webhookPublicKey: e.SENDGRID_WEBHOOK_PUBLIC_KEY,
       webhookAllowUnsigned: e.SENDGRID_WEBHOOK_ALLOW_UNSIGNED,
+      connectTimeoutMs: e.SENDGRID_CONNECT_TIMEOUT_MS,
     },
     emailFrom: e.EMAIL_FROM,
     allowedSenders: list(e.ALLOWED_SENDERS ?? '').map((value) => {

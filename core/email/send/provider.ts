@@ -5,6 +5,7 @@ import type { Config } from '../../config.ts';
 import { MailroomError } from '../../errors.ts';
 import { parseMailbox, type Address } from '../addresses.ts';
 import { providerRejected, providerUnavailable } from '../email-messages.ts';
+import { createProviderAgents, failedBeforeConnecting } from './provider-connections.ts';
 
 /**
  * Delivery through SendGrid's v3 Mail Send API with the official client.
@@ -63,6 +64,12 @@ export function createSendGridProvider(config: Config): MailProvider | undefined
   client.setApiKey(apiKey);
   // After setApiKey, which resets the base URL to SendGrid's own.
   client.setDefaultRequest('baseUrl', config.sendgrid.baseUrl);
+  // Connections watched until ready: a failure before then fails over (provider-connections.ts).
+  const { httpAgent, httpsAgent } = createProviderAgents(config.sendgrid.connectTimeoutMs);
+  // The client merges its default request into axios' config as it is; its types list fewer keys.
+  client.setDefaultRequest({ httpAgent, httpsAgent } as unknown as Parameters<
+    typeof client.setDefaultRequest
+  >[0]);
   const mail = new MailService();
   mail.setClient(client);
   mail.setTimeout(SEND_TIMEOUT_MS);
@@ -122,9 +129,11 @@ export function defaultSender(config: Config): Address {
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
 
 /**
- * 429 and 5xx answers, and failures to connect at all, are worth retrying: the
- * provider said it did not take the message, or never heard of it. Any other
- * 4xx is the provider's final word. Every other network failure (a timeout, a
+ * 429 and 5xx answers, and failures before the connection was ready (refused,
+ * DNS, no answer to the connect within SENDGRID_CONNECT_TIMEOUT_MS, TLS
+ * refused: provider-connections.ts), are worth retrying: the provider said it
+ * did not take the message, or never heard of it. Any other 4xx is the
+ * provider's final word. Every other network failure (a timeout, a
  * connection reset or closed before the answer) may come after the provider
  * accepted the message: its outcome is unknown.
  */
@@ -134,7 +143,8 @@ export function classifyProviderError(err: unknown): MailroomError {
   if (status === undefined || !e.response) {
     const code = typeof e?.code === 'string' ? e.code : undefined;
     const detail = code ?? String(e?.message ?? 'network error');
-    const kind = code !== undefined && NOT_CONNECTED.has(code) ? 'transient' : 'outcome_unknown';
+    const notConnected = (code !== undefined && NOT_CONNECTED.has(code)) || failedBeforeConnecting(err);
+    const kind = notConnected ? 'transient' : 'outcome_unknown';
     return new MailroomError(kind, providerUnavailable(detail), { cause: err });
   }
   const detail = firstProviderMessage(e.response.body) ?? `HTTP ${status}`;

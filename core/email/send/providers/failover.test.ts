@@ -1,7 +1,8 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { authenticatedAs } from '../../../identity.ts';
 import { exposition } from '../../../metrics.ts';
@@ -149,23 +150,97 @@ describe('provider failover (sendgrid, then smtp)', () => {
   });
 });
 
+describe('failover when the primary never got the request', () => {
+  const relay = new LocalRelay();
+  /** Accepts TCP connections and never says a word: a TLS handshake with it never completes. */
+  const silent = createServer(() => undefined);
+  /** Plain HTTP where https is expected: the TLS handshake fails (EPROTO). */
+  const plain = createHttpServer((_req, res) => res.end());
+  const portOf = (server: { address(): unknown }) => (server.address() as AddressInfo).port;
+  const listen = (server: { listen(port: number, host: string, cb: () => void): unknown }) =>
+    new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+
+  before(async () => {
+    await Promise.all([relay.start(), listen(silent), listen(plain)]);
+  });
+  after(async () => {
+    await relay.stop();
+    silent.close();
+    plain.close();
+  });
+
+  async function sendThrough(sendgridUrl: string) {
+    const core = await startEmailCore({
+      name: 'failover-unready',
+      env: {
+        EMAIL_PROVIDERS: 'sendgrid,smtp',
+        SENDGRID_BASE_URL: sendgridUrl,
+        SENDGRID_CONNECT_TIMEOUT_MS: '500',
+        SMTP_URL: `smtp://127.0.0.1:${relay.port}?ignoreTLS=true`,
+      },
+    });
+    try {
+      const started = Date.now();
+      const sent = await core.email.send(body(), authenticatedAs(caller));
+      const status = await core.email.getStatus(sent.email_id, authenticatedAs(caller));
+      return { seconds: (Date.now() - started) / 1000, status };
+    } finally {
+      await core.close();
+    }
+  }
+
+  it('no connection ready within SENDGRID_CONNECT_TIMEOUT_MS: sent by SMTP at once, not "outcome unknown"', async () => {
+    relay.received.length = 0;
+    const { seconds, status } = await sendThrough(`https://127.0.0.1:${portOf(silent)}`);
+    assert.equal(status.status, 'sent');
+    assert.equal(status.provider, 'smtp');
+    assert.equal(relay.received.length, 1);
+    assert.ok(seconds < 5, `failed over after ${seconds} s, not the client's 30 s timeout`);
+  });
+
+  it('a TLS handshake that fails: sent by SMTP', async () => {
+    relay.received.length = 0;
+    const { status } = await sendThrough(`https://127.0.0.1:${portOf(plain)}`);
+    assert.equal(status.status, 'sent');
+    assert.equal(status.provider, 'smtp');
+    assert.equal(relay.received.length, 1);
+  });
+});
+
 describe('SMTP provider alone', () => {
+  const mail = () => ({
+    emailId: randomUUID(),
+    from: { email: 'no-reply@mailroom.test' },
+    to: [{ email: 'user@example.com' }],
+    cc: [],
+    bcc: [],
+    subject: 'Hello',
+    html: '<p>Hello</p>',
+    text: 'Hello',
+    attachments: [],
+    categories: [],
+  });
+
   it('a relay that refuses the connection did not take the message: transient', async () => {
     const closed = createSmtpProvider('smtp://127.0.0.1:1?ignoreTLS=true');
-    const err = await mailroomFailure(
-      closed.send({
-        emailId: randomUUID(),
-        from: { email: 'no-reply@mailroom.test' },
-        to: [{ email: 'user@example.com' }],
-        cc: [],
-        bcc: [],
-        subject: 'Hello',
-        html: '<p>Hello</p>',
-        text: 'Hello',
-        attachments: [],
-        categories: [],
-      }),
-    );
+    const err = await mailroomFailure(closed.send(mail()));
     assert.equal(err.kind, 'transient');
+  });
+
+  it('a relay that never greets, or whose TLS handshake fails, did not take it either: transient', async () => {
+    const silent = createServer(() => undefined);
+    const plain = createHttpServer((_req, res) => res.end());
+    for (const server of [silent, plain])
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server: { address(): unknown }) => (server.address() as AddressInfo).port;
+      const mute = createSmtpProvider(`smtp://127.0.0.1:${port(silent)}?ignoreTLS=true&greetingTimeout=300`);
+      assert.equal((await mailroomFailure(mute.send(mail()))).kind, 'transient', 'no greeting');
+      const tls = createSmtpProvider(`smtps://127.0.0.1:${port(plain)}`);
+      assert.equal((await mailroomFailure(tls.send(mail()))).kind, 'transient', 'TLS handshake');
+    } finally {
+      silent.close();
+      plain.close();
+    }
   });
 });

@@ -59,19 +59,32 @@ export function createSmtpProvider(url: string): MailProvider {
 /** Failures that happen before any message can have gone out: nothing was taken. */
 const NOT_CONNECTED = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH/;
 const BEFORE_MESSAGE_CODES = new Set(['EDNS', 'EAUTH', 'ETLS', 'EENVELOPE']);
+/** nodemailer's timeouts of the connection's setup (connect, greeting, STARTTLS); not its socket timeout, which may come after DATA. */
+const SETUP_TIMEOUTS = new Set(['CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'UPGRADE_TIMEOUT']);
+/** Certificate and handshake failures of an implicit-TLS (smtps) connection: before any command. */
+const TLS_HANDSHAKE =
+  /^(ERR_SSL_|ERR_TLS_|EPROTO$|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|CERT_)/;
 
 /**
  * What an SMTP failure says about the message:
  * - the relay answered 5xx (mailbox unknown, content refused): rejected for good;
  * - it answered 4xx (greylisting, too busy), or the failure came before the
  *   message could go out (connection refused, DNS, TLS, authentication, the
- *   envelope refused): not taken, safe to send again, here or elsewhere;
+ *   envelope refused, no connection or greeting in time): not taken, safe to
+ *   send again, here or elsewhere;
  * - anything else (a timeout, a dropped connection): nodemailer does not say
  *   reliably in which phase, and after DATA the relay may have the message,
  *   so its outcome is unknown (never sent again: at most once).
  */
 export function classifySmtpError(err: unknown): MailroomError {
-  const e = err as { code?: unknown; responseCode?: unknown; response?: unknown; message?: unknown };
+  const e = err as {
+    code?: unknown;
+    originalCode?: unknown;
+    timeoutType?: unknown;
+    responseCode?: unknown;
+    response?: unknown;
+    message?: unknown;
+  };
   const responseCode = typeof e?.responseCode === 'number' ? e.responseCode : undefined;
   const detail = String(e?.response ?? e?.message ?? 'SMTP error').slice(0, 300);
   if (responseCode !== undefined && responseCode >= 500)
@@ -79,6 +92,8 @@ export function classifySmtpError(err: unknown): MailroomError {
   const notTaken =
     (responseCode !== undefined && responseCode >= 400) ||
     (typeof e?.code === 'string' && BEFORE_MESSAGE_CODES.has(e.code)) ||
+    (typeof e?.timeoutType === 'string' && SETUP_TIMEOUTS.has(e.timeoutType)) ||
+    (typeof e?.originalCode === 'string' && TLS_HANDSHAKE.test(e.originalCode)) ||
     NOT_CONNECTED.test(String(e?.message ?? ''));
   return new MailroomError(
     notTaken ? 'transient' : 'outcome_unknown',
