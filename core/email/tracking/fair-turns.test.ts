@@ -69,6 +69,26 @@ describe('fair turns between tenants', () => {
     assert.deepEqual(await Promise.all([...runs, other]), ['a0', 'a1', 'a2', 'a3', 'b']);
   });
 
+  it('a tenant holds at most perTenant slots: another tenant starts at once, waiting for no one', async () => {
+    const turns = turnsOf({ concurrency: 2, perTenant: 1 });
+    const order: string[] = [];
+    const a = Array.from({ length: 3 }, (_, i) => gate(order, `a${i}`));
+    const runs = a.map((g) => turns.run('A', g.task));
+    await tick();
+    assert.deepEqual(order, ['a0'], 'A alone still holds one slot only');
+    const b = gate(order, 'b0');
+    const bRun = turns.run('B', b.task);
+    await tick();
+    assert.deepEqual(order, ['a0', 'b0'], "B started while A's tasks ran and waited");
+    for (const g of [...a, b]) {
+      g.release();
+      await tick();
+      await tick();
+    }
+    assert.deepEqual(await Promise.all([...runs, bRun]), ['a0', 'a1', 'a2', 'b0']);
+    assert.deepEqual(turns.size, { running: 0, waiting: 0 });
+  });
+
   it('a failing task frees its slot', async () => {
     const turns = turnsOf();
     const failed = turns.run('A', () => Promise.reject(new Error('boom')));

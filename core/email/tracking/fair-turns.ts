@@ -5,7 +5,10 @@ import { MailroomError } from '../../errors.ts';
  * by tenant: the next free slot goes to the tenant after the one served
  * last, whatever one tenant has queued. So a company that queues a hundred
  * slow renders delays its own, and another company's message waits at most
- * for the ones already running (html-render-pool.ts). A tenant may have
+ * for the ones already running (html-render-pool.ts). A tenant may also hold
+ * at most `perTenant` slots at once: with one fewer than all, a slot is
+ * always left for another tenant, who then waits for nobody's render (it
+ * waited up to a whole render budget, 1.5 s, before). A tenant may have
  * `maxWaiting` tasks waiting, and a task may wait `maxWaitMs`: one more, or
  * one that waited that long, is refused with 429 and never runs, so its
  * request is answered (and its email not sent) well before the request
@@ -24,6 +27,8 @@ interface Waiting {
 
 export function createFairTurns(options: {
   concurrency: number;
+  /** Slots one tenant may hold at once; default all of them. */
+  perTenant?: number;
   maxWaiting: number;
   maxWaitMs: number;
   /** The refusal's message (429). */
@@ -32,6 +37,9 @@ export function createFairTurns(options: {
   // Tenants with waiting tasks, in turn order: a Map iterates in insertion
   // order, so a served tenant with more to run goes back in at the end.
   const waiting = new Map<string, Waiting[]>();
+  /** Tasks running, per tenant with any. */
+  const runningBy = new Map<string, number>();
+  const perTenant = options.perTenant ?? options.concurrency;
   let running = 0;
   let queued = 0;
   const refused = () =>
@@ -41,15 +49,22 @@ export function createFairTurns(options: {
 
   function next(): void {
     while (running < options.concurrency) {
-      const first = waiting.entries().next();
-      if (first.done) return;
-      const [tenant, entries] = first.value;
+      // The first tenant in turn order below its own limit; the others keep their place.
+      let chosen: [string, Waiting[]] | undefined;
+      for (const candidate of waiting)
+        if ((runningBy.get(candidate[0]) ?? 0) < perTenant) {
+          chosen = candidate;
+          break;
+        }
+      if (!chosen) return;
+      const [tenant, entries] = chosen;
       waiting.delete(tenant);
       const entry = entries.shift()!;
       if (entries.length > 0) waiting.set(tenant, entries);
       clearTimeout(entry.timer);
       queued--;
       running++;
+      runningBy.set(tenant, (runningBy.get(tenant) ?? 0) + 1);
       entry.start();
     }
   }
@@ -79,12 +94,16 @@ export function createFairTurns(options: {
   return {
     async run(tenant, task) {
       if ((waiting.get(tenant)?.length ?? 0) >= options.maxWaiting) throw refused();
-      if (running >= options.concurrency || waiting.size > 0) await turn(tenant);
-      else running++;
+      const started = turn(tenant);
+      next();
+      await started;
       try {
         return await task();
       } finally {
         running--;
+        const held = (runningBy.get(tenant) ?? 1) - 1;
+        if (held > 0) runningBy.set(tenant, held);
+        else runningBy.delete(tenant);
         next();
       }
     },

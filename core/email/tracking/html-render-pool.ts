@@ -91,6 +91,8 @@ export function createHtmlRenderPool(
   if (options.warm) threads();
   const turns = createFairTurns({
     concurrency: maxThreads,
+    // One thread always left for another company's message (fair-turns.ts).
+    perTenant: Math.max(1, maxThreads - 1),
     maxWaiting: RENDER_WAITING_PER_TENANT,
     maxWaitMs: options.maxWaitMs ?? RENDER_MAX_WAIT_MS,
     refusal: RENDER_QUEUE_FULL,
