@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
+import { IPV4_COMPATIBLE } from '../address-filter.ts';
 
 /** Longest endpoint URL accepted. */
 export const ENDPOINT_URL_MAX_LENGTH = 2000;
@@ -35,13 +36,6 @@ export async function endpointUrlProblem(
   const refused = addresses.find((address) => !isPublic(address, allowed));
   return refused === undefined ? undefined : 'url must not point to a private or reserved address';
 }
-
-/**
- * IPv4-compatible IPv6 addresses (`::a.b.c.d`, deprecated by RFC 4291):
- * ipaddr.js calls them unicast, though they carry an IPv4 address that a
- * stack or a tunnel may route to. Never public.
- */
-export const IPV4_COMPATIBLE = '::/96';
 
 /** A public unicast address, or one the operator allowed (an address or a CIDR). */
 export function isPublic(address: string, allowed: readonly string[]): boolean {

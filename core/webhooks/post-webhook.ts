@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { Webhook } from 'standardwebhooks';
+import { addressFilter } from '../address-filter.ts';
 
 /** Response bytes read (and kept in the delivery's error) at most. */
 const RESPONSE_SNIPPET_BYTES = 200;
@@ -36,7 +37,7 @@ export function signedHeaders(eventId: string, payload: string, secrets: readonl
  * has `timeoutMs`.
  */
 export function createWebhookPoster(options: { timeoutMs: number; allowedAddresses: readonly string[] }) {
-  const filter = { allowIPAddressList: [...options.allowedAddresses], keepAlive: true };
+  const filter = { ...addressFilter(options.allowedAddresses), keepAlive: true };
   const agents = {
     http: new RequestFilteringHttpAgent(filter),
     https: new RequestFilteringHttpsAgent(filter),

@@ -113,12 +113,14 @@ describe('attachment fetcher (SSRF-safe)', () => {
     );
   });
 
-  it('refuses loopback, localhost, private, link-local/metadata and IPv6 loopback before connecting', async () => {
+  it('refuses loopback, localhost, private, link-local/metadata, IPv6 loopback and IPv4-compatible before connecting', async () => {
     const port = new URL(canary.base).port;
     for (const url of [
       `${canary.base}/x`,
       `http://localhost:${port}/x`,
       `http://[::1]:${port}/x`,
+      `http://[::127.0.0.1]:${port}/x`,
+      `http://[::7f00:1]:${port}/x`,
       'http://10.0.0.1/x',
       'http://192.168.1.1/x',
       'http://169.254.169.254/latest/meta-data/',

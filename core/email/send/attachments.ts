@@ -2,6 +2,7 @@ import { get as httpGet, type IncomingMessage } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { basename } from 'node:path';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import { addressFilter } from '../../address-filter.ts';
 import { MailroomError } from '../../errors.ts';
 import { hasControlCharacters } from '../../validation.ts';
 import { ATTACHMENT_TOO_LARGE, attachmentFetchFailed } from '../email-messages.ts';
@@ -48,7 +49,7 @@ const MAX_REDIRECTS = 3;
 const refused = (reason: string) => new MailroomError('validation', attachmentFetchFailed(reason));
 
 export function createAttachmentFetcher(options: FetcherOptions): AttachmentFetcher {
-  const filter = { allowIPAddressList: options.allowAddresses ?? [], keepAlive: false };
+  const filter = { ...addressFilter(options.allowAddresses ?? []), keepAlive: false };
   const httpAgent = new RequestFilteringHttpAgent(filter);
   const httpsAgent = new RequestFilteringHttpsAgent(filter);
 
