@@ -6,6 +6,8 @@ import { BODY_TOO_LARGE } from './error-handler.ts';
 import { JsonShapeError, JsonShapeScanner } from './json-shape.ts';
 
 export const UNSUPPORTED_ENCODING = 'unsupported content encoding. use gzip, deflate, br or none.';
+/** A route whose sender never compresses (a provider's signed webhook) takes the body as sent. */
+export const UNCOMPRESSED_ONLY = 'this route takes an uncompressed body (no content encoding).';
 export const MALFORMED_COMPRESSED_BODY = 'malformed compressed body.';
 export const REQUEST_ABORTED = 'request aborted.';
 export const BODY_NOT_RECEIVED = 'request body not received in time.';
@@ -46,7 +48,8 @@ const DECODERS: Record<string, Decoder | undefined> = {
  * in 16 KB steps.
  *
  * Refused before a byte is read: a coding other than gzip, deflate, br
- * (415), or a Content-Length over the limit (413). While reading: more bytes
+ * (415), any coding on a route that takes none (415), or a Content-Length
+ * over the limit (413). While reading: more bytes
  * than the limit, before or after decoding (413); a shape bound (400); a
  * coding that does not decode (400); a body that arrives too slowly (408,
  * `receiveMs` and BODY_MIN_BYTES_PER_SECOND: a client that announces a body
@@ -61,8 +64,9 @@ const DECODERS: Record<string, Decoder | undefined> = {
 export function boundedBody(req: IncomingMessage, bounds: BodyBounds): Readable & { headers: object } {
   const coding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   const decoder = coding === 'identity' || coding === '' ? undefined : DECODERS[coding];
-  if (coding !== 'identity' && coding !== '' && (!decoder || !bounds.compressed))
-    throw new HttpError(415, UNSUPPORTED_ENCODING);
+  if (coding !== 'identity' && coding !== '' && !bounds.compressed)
+    throw new HttpError(415, UNCOMPRESSED_ONLY);
+  if (coding !== 'identity' && coding !== '' && !decoder) throw new HttpError(415, UNSUPPORTED_ENCODING);
   const declared = Number(req.headers['content-length']);
   if (declared > bounds.limit) throw new HttpError(413, BODY_TOO_LARGE);
 

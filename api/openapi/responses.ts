@@ -1,7 +1,11 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { WorkflowDefinition } from '../../core/workflows/definition.ts';
 import { BODY_TOO_LARGE, INTERNAL_ERROR, MALFORMED_JSON } from '../middleware/error-handler.ts';
-import { MALFORMED_COMPRESSED_BODY, UNSUPPORTED_ENCODING } from '../middleware/body-stream.ts';
+import {
+  MALFORMED_COMPRESSED_BODY,
+  UNCOMPRESSED_ONLY,
+  UNSUPPORTED_ENCODING,
+} from '../middleware/body-stream.ts';
 import { UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 import { ANONYMOUS_BODY_LIMIT } from '../middleware/json-body.ts';
 import { MAX_JSON_DEPTH, MAX_JSON_VALUES, jsonTooDeep, jsonTooManyValues } from '../middleware/json-shape.ts';
@@ -60,7 +64,10 @@ export function responses(
       ? `; ${ANONYMOUS_BODY_LIMIT.toUpperCase()} without an API key`
       : '';
     addFailure(413, `\`${BODY_TOO_LARGE}\` (over ${spec.body.limit.toUpperCase()} decoded${anonymous}).`);
-    addFailure(415, `\`${UNSUPPORTED_MEDIA_TYPE}\`; \`${UNSUPPORTED_ENCODING}\``);
+    addFailure(
+      415,
+      `\`${UNSUPPORTED_MEDIA_TYPE}\`; \`${spec.body.signed ? UNCOMPRESSED_ONLY : UNSUPPORTED_ENCODING}\``,
+    );
   }
   if (!isPublic) addFailure(401, 'Missing or invalid API key.');
   if (!all[500]) addFailure(500, `\`${INTERNAL_ERROR}\`: an unexpected failure (logged).`);

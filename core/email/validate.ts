@@ -163,6 +163,9 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
   if (garbled !== undefined) throw fail(msg.invalidField(`template_data.${garbled}`, NO_CONTROLS));
   if (body.html_body !== undefined && hasBodyControlCharacters(body.html_body))
     throw fail(msg.invalidField('html_body', NO_CONTROLS));
+  // Labels kept on the record and answered back: one line each, as a workflow input's are.
+  for (const field of ['resource_id_ref', 'resource_type_ref', 'locale'] as const)
+    if (hasControlCharacters(body[field] ?? '')) throw fail(msg.invalidField(field, NO_CONTROLS));
 
   return {
     ...dedupeRecipients(lists),

@@ -375,6 +375,16 @@ describe('POST /api/email/send', () => {
         'attachments[0] filename and contentType must not contain control characters.',
       ],
       [
+        'CR/LF in resource_id_ref',
+        invoiceBody({ resource_id_ref: '1001\r\nX-Evil: 1' }),
+        'invalid field resource_id_ref: must not contain control characters.',
+      ],
+      [
+        'NUL in locale',
+        invoiceBody({ locale: 'en-us\u0000' }),
+        'invalid field locale: must not contain control characters.',
+      ],
+      [
         'subject over 200',
         invoiceBody({ subject: 'x'.repeat(201) }),
         'email subject exceeds maximum length of 200 characters.',

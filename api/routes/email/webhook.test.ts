@@ -240,6 +240,10 @@ describe('POST /api/email/webhooks/sendgrid', () => {
       body: gzipSync('[]'),
     });
     assert.equal(res.status, 415);
+    assert.deepEqual(await res.json(), {
+      success: false,
+      error: 'this route takes an uncompressed body (no content encoding).',
+    });
   });
 });
 
