@@ -270,6 +270,24 @@ describe('email service core', () => {
       assert.equal(corrected?.['error'], null);
     });
 
+    it('given up as unknown, then confirmed not sent by the operator: the next attempt (a reset) sends it at once', async () => {
+      const key = `wf-${randomUUID()}/confirmed`;
+      fake.plan('accept-then-drop');
+      await mailroomFailure(email.send(body(), authenticatedAs(caller), { idempotencyKey: key }));
+      const emailId = String((await byKey(key))?.['email_id']);
+      await age(emailId, 61_000);
+      const verdict = await mailroomFailure(
+        email.send(body(), authenticatedAs(caller), { idempotencyKey: key }),
+      );
+      assert.equal(verdict.kind, 'outcome_unknown');
+      assert.ok(await createRecordStore(database.db).confirmNotSent(emailId));
+      // No lease left behind by the attempt that gave up: sent now, not "in progress" for a minute.
+      const sent = await email.send(body(), authenticatedAs(caller), { idempotencyKey: key });
+      assert.equal(sent.email_id, emailId);
+      assert.equal((await record(emailId))?.['status'], 'sent');
+      assert.equal(fake.received.length, 2, 'the dropped attempt, then this one');
+    });
+
     it("accepted then dropped, then the provider's processed event: the retry answers sent without sending", async () => {
       const key = `wf-${randomUUID()}/processed`;
       fake.plan('accept-then-drop');

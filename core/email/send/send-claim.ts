@@ -137,7 +137,12 @@ export function createSendClaim({ records, keys, logger }: SendClaimDeps) {
       await keys.releaseAttempt(key).catch(() => undefined);
       throw new MailroomError('transient', OUTCOME_PENDING);
     }
-    if (await records.markFailed(record.email_id, OUTCOME_UNKNOWN, 'outcome_unknown')) {
+    const failed = await records.markFailed(record.email_id, OUTCOME_UNKNOWN, 'outcome_unknown');
+    // This attempt called no provider: the lease is given back, so a reset
+    // after the operator confirmed it not sent (not-sent-command.ts) sends at
+    // once instead of waiting the lease out (a minute).
+    await keys.releaseAttempt(key).catch(() => undefined);
+    if (failed) {
       logger.error(
         { email_id: record.email_id, attempt_id: record.attempt_id, needs_attention: true },
         'email outcome unknown: not resent',
