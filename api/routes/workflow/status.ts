@@ -7,7 +7,7 @@ import { viewRun } from './run-status.ts';
 import { WORKFLOW_AUTH } from './owner.ts';
 import { RunResponseSchema, RunStatusQuery } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
-import { waitFromQuery, waitForClose, waitSlots } from './wait-for-close.ts';
+import { CLIENT_CLOSED_REQUEST, waitFromQuery, waitForClose, waitSlots } from './wait-for-close.ts';
 
 /**
  * GET /api/workflow/:workflowName?runId=…[&wait=<seconds>]: the run's status
@@ -49,7 +49,12 @@ export const statusRoute = defineRoute({
       } finally {
         slot();
       }
-      if (ctx.req.destroyed) return; // the client went away: nobody to answer
+      if (ctx.req.destroyed) {
+        // The client went away: nobody to answer. Logged and counted as nginx's 499
+        // (client closed request), not as Koa's default 404 ("run not found").
+        ctx.status = CLIENT_CLOSED_REQUEST;
+        return;
+      }
       desc = await temporal
         .withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.describe())
         .catch((err: unknown) => {

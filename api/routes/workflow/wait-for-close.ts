@@ -33,6 +33,9 @@ export function waitSlots(config: Config): KeyedSlots {
   return slots;
 }
 
+/** The status a wait whose client went away is logged and counted with (nginx's; never sent). */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 /**
  * Waits until the run closes, at most `seconds`, or until the client goes
  * away. Temporal long-polls for the close event (the handle's result: a gRPC

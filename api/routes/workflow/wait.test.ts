@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
 import { startHealthProbe } from '../../../test/support/health-probe.ts';
+import { until } from '../../../test/support/until.ts';
+import { exposition } from '../../../core/metrics.ts';
 
 /**
  * GET /api/workflow/:workflowName?runId=…&wait=<seconds> against the real
@@ -75,6 +77,33 @@ describe('GET /api/workflow/:workflowName?wait=', () => {
     assert.ok(grownMiB < 50, `RSS grew ${grownMiB.toFixed(1)} MiB`);
     assert.equal(health.failures, 0);
     assert.equal(health.slow.length, 0, `/health held ${health.worstHeldMs} ms`);
+  });
+
+  it('a wait whose client goes away is let go, counted as 499 (client closed request), never as 404', async () => {
+    const runId = await newRun();
+    const route = 'route="/api/workflow/:workflowName"';
+    const count = async (status: number) => {
+      const line = (await exposition()).body
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('mailroom_http_requests_total{') &&
+            l.includes(route) &&
+            l.includes(`status="${status}"`),
+        );
+      return line ? Number(line.split(' ').at(-1)) : 0;
+    };
+    const [closedBefore, notFoundBefore] = [await count(499), await count(404)];
+    const aborted = new AbortController();
+    const waiting = fetch(`${h.baseUrl}${waitPath(runId, '30')}`, {
+      headers: h.identityHeaders,
+      signal: aborted.signal,
+    }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 500));
+    aborted.abort();
+    await waiting;
+    await until('the wait is counted', async () => (await count(499)) === closedBefore + 1, 10_000, 100);
+    assert.equal(await count(404), notFoundBefore);
   });
 
   it('answers as soon as the run ends, with its result', async () => {
