@@ -142,7 +142,8 @@ async function main(): Promise<void> {
   if (env['SENDGRID_API_KEY']) {
     // A DEV_INBOX_DIR from .env would show a folder nothing writes to: the inbox is the sink's.
     delete childEnv['DEV_INBOX_DIR'];
-    say('mail', 'SENDGRID_API_KEY is set: mail goes to real SendGrid');
+    const endpoint = env['SENDGRID_BASE_URL'] ?? 'https://api.sendgrid.com';
+    say('mail', `SENDGRID_API_KEY is set: mail goes to the SendGrid API at ${endpoint}`);
   } else {
     sink = await startMailSink({
       dir: join(DATA, 'mail'),
