@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import proxyaddr from 'proxy-addr';
 import { clientNetwork } from '../core/email/signup/index.ts';
-import { createKeyedSlots } from './keyed-slots.ts';
+import { createKeyedSlots } from '../core/keyed-slots.ts';
 
 const REFUSAL = JSON.stringify({ success: false, error: 'too many open connections from this client.' });
 

@@ -2,7 +2,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { HttpError } from '../../http-error.ts';
 import { WAIT_INVALID } from '../../../core/workflows/workflow-messages.ts';
 import type { Config } from '../../../core/config.ts';
-import { createKeyedSlots, type KeyedSlots } from '../../keyed-slots.ts';
+import { createKeyedSlots, type KeyedSlots } from '../../../core/keyed-slots.ts';
 import type { AppContext } from '../../types.ts';
 
 /** `?wait=` bounds, in seconds: long enough to cover a run, short enough for proxies' idle timeouts. */

@@ -1,4 +1,5 @@
 import { MailroomError } from '../../errors.ts';
+import { createKeyedSlots } from '../../keyed-slots.ts';
 
 /**
  * Tasks run at most `concurrency` at a time, the waiting ones taking turns
@@ -21,7 +22,8 @@ export interface FairTurns {
 }
 
 interface Waiting {
-  start: () => void;
+  /** Starts the task holding its tenant's slot, given back by calling `release`. */
+  start: (release: () => void) => void;
   timer: NodeJS.Timeout;
 }
 
@@ -37,9 +39,8 @@ export function createFairTurns(options: {
   // Tenants with waiting tasks, in turn order: a Map iterates in insertion
   // order, so a served tenant with more to run goes back in at the end.
   const waiting = new Map<string, Waiting[]>();
-  /** Tasks running, per tenant with any. */
-  const runningBy = new Map<string, number>();
-  const perTenant = options.perTenant ?? options.concurrency;
+  /** The slots each tenant holds (at most `perTenant`). */
+  const held = createKeyedSlots(options.perTenant ?? options.concurrency);
   let running = 0;
   let queued = 0;
   const refused = () =>
@@ -49,29 +50,30 @@ export function createFairTurns(options: {
 
   function next(): void {
     while (running < options.concurrency) {
-      // The first tenant in turn order below its own limit; the others keep their place.
-      let chosen: [string, Waiting[]] | undefined;
-      for (const candidate of waiting)
-        if ((runningBy.get(candidate[0]) ?? 0) < perTenant) {
-          chosen = candidate;
+      // The first tenant in turn order with a slot left; the others keep their place.
+      let chosen: { tenant: string; entries: Waiting[]; release: () => void } | undefined;
+      for (const [tenant, entries] of waiting) {
+        const release = held.take(tenant);
+        if (release) {
+          chosen = { tenant, entries, release };
           break;
         }
+      }
       if (!chosen) return;
-      const [tenant, entries] = chosen;
+      const { tenant, entries, release } = chosen;
       waiting.delete(tenant);
       const entry = entries.shift()!;
       if (entries.length > 0) waiting.set(tenant, entries);
       clearTimeout(entry.timer);
       queued--;
       running++;
-      runningBy.set(tenant, (runningBy.get(tenant) ?? 0) + 1);
-      entry.start();
+      entry.start(release);
     }
   }
 
   /** Waits for a turn, or rejects once `maxWaitMs` passed without one (the entry leaves the queue). */
-  function turn(tenant: string): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  function turn(tenant: string): Promise<() => void> {
+    return new Promise<() => void>((resolve, reject) => {
       const entries = waiting.get(tenant) ?? [];
       const entry: Waiting = {
         start: resolve,
@@ -96,14 +98,12 @@ export function createFairTurns(options: {
       if ((waiting.get(tenant)?.length ?? 0) >= options.maxWaiting) throw refused();
       const started = turn(tenant);
       next();
-      await started;
+      const release = await started;
       try {
         return await task();
       } finally {
         running--;
-        const held = (runningBy.get(tenant) ?? 1) - 1;
-        if (held > 0) runningBy.set(tenant, held);
-        else runningBy.delete(tenant);
+        release();
         next();
       }
     },

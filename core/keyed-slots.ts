@@ -1,6 +1,6 @@
 /**
  * At most `perKey` slots held at once per key (a client network's open
- * connections, a company's open run waits): `take` answers how to give the
+ * connections, a company's open run waits, a company's render threads): `take` answers how to give the
  * slot back, or undefined when the key has none left. Giving one back twice
  * gives it back once; a key holding none is forgotten.
  */
