@@ -63,10 +63,10 @@ const DECODERS: Record<string, Decoder | undefined> = {
  */
 export function boundedBody(req: IncomingMessage, bounds: BodyBounds): Readable & { headers: object } {
   const coding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-  const decoder = coding === 'identity' || coding === '' ? undefined : DECODERS[coding];
-  if (coding !== 'identity' && coding !== '' && !bounds.compressed)
-    throw new HttpError(415, UNCOMPRESSED_ONLY);
-  if (coding !== 'identity' && coding !== '' && !decoder) throw new HttpError(415, UNSUPPORTED_ENCODING);
+  const encoded = coding !== 'identity' && coding !== '';
+  const decoder = encoded ? DECODERS[coding] : undefined;
+  if (encoded && !bounds.compressed) throw new HttpError(415, UNCOMPRESSED_ONLY);
+  if (encoded && !decoder) throw new HttpError(415, UNSUPPORTED_ENCODING);
   const declared = Number(req.headers['content-length']);
   if (declared > bounds.limit) throw new HttpError(413, BODY_TOO_LARGE);
 

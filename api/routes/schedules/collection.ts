@@ -1,4 +1,4 @@
-import type { Client, ScheduleHandle } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
@@ -83,14 +83,13 @@ export const createScheduleRoute = defineRoute({
     const input = validateWorkflowInput(def, body.input, caller, {
       blockedDomains: config.blockedEmailDomains,
     });
-    let handle: ScheduleHandle | undefined;
-    const admitted = await scheduleCap(config).admit(
+    const created = await scheduleCap(config).admit(
       capOwner(caller.companyId, def.workflowType),
       MAX_SCHEDULES_PER_WORKFLOW,
       () => companySchedules(temporal, def, caller.companyId, MAX_SCHEDULES_PER_WORKFLOW),
       async () => {
         const scheduleId = newScheduleId(def);
-        handle = await withTemporal(temporal, () =>
+        await withTemporal(temporal, () =>
           temporal.schedule.create({
             scheduleId,
             spec,
@@ -104,10 +103,10 @@ export const createScheduleRoute = defineRoute({
         return scheduleId;
       },
     );
-    if (admitted === 'too-many' || !handle)
+    if (created === 'too-many')
       throw new HttpError(409, tooManySchedules(def.name, MAX_SCHEDULES_PER_WORKFLOW));
-    const created = handle;
-    const desc = await withTemporal(temporal, () => created.describe());
+    const handle = temporal.schedule.getHandle(created);
+    const desc = await withTemporal(temporal, () => handle.describe());
     ctx.status = 201;
     ctx.body = { success: true, schedule: viewSchedule(def, desc) };
   },

@@ -13,13 +13,16 @@ import { createKeyedLock, type KeyedLock } from '../../../core/keyed-lock.ts';
  * listed yet: a few.
  */
 export interface ScheduleCap {
-  /** Runs `create` when the company holds fewer than `cap` (counting `listed` and this gateway's recent creates); else 'too-many'. */
+  /**
+   * Runs `create` when the company holds fewer than `cap` (counting `listed`
+   * and this gateway's recent creates), answering the id it made; else 'too-many'.
+   */
   admit(
     owner: string,
     cap: number,
     listed: () => Promise<string[]>,
     create: () => Promise<string>,
-  ): Promise<'created' | 'too-many'>;
+  ): Promise<string | 'too-many'>;
   /** A schedule deleted through this gateway no longer counts. */
   forget(owner: string, scheduleId: string): void;
 }
@@ -45,7 +48,7 @@ function createScheduleCap(now = Date.now): ScheduleCap {
         if (held.size >= cap) return 'too-many';
         const id = await create();
         recent.set(owner, recentOf(owner).set(id, now()));
-        return 'created';
+        return id;
       }),
     forget(owner, scheduleId) {
       recent.get(owner)?.delete(scheduleId);
