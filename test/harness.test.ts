@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { connectDatabase, type Database } from '../core/db.ts';
 import { isDuplicateKeyError } from '../core/errors.ts';
-import { mongoUri, temporalAddress, temporalNamespace, uniqueName } from './support/env.ts';
+import { temporalAddress, temporalNamespace, uniqueName } from './support/env.ts';
 import { harnessGreeting } from './support/harness-workflows.ts';
+import { useScratchDatabase } from './support/scratch-database.ts';
 
 /**
  * Proves what every integration test relies on: test/run.ts (or the caller's
@@ -56,16 +56,7 @@ describe('test harness', () => {
   });
 
   describe('MongoDB', () => {
-    let database: Database;
-
-    before(async () => {
-      database = await connectDatabase(mongoUri(), uniqueName('harness'));
-    });
-
-    after(async () => {
-      await database.db.dropDatabase();
-      await database.close();
-    });
+    const database = useScratchDatabase('harness');
 
     it('writes and reads back a document', async () => {
       const things = database.db.collection<{ _id: string; name: string; count: number }>('things');

@@ -1,24 +1,18 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { parseKey } from './key-format.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { connectDatabase, type Database } from '../db.ts';
 import { createLogger } from '../logger.ts';
-import { mongoUri, uniqueName } from '../../test/support/env.ts';
+import { useScratchDatabase } from '../../test/support/scratch-database.ts';
 import { runKeyCommand, UsageError } from './commands.ts';
 import { createKeyStore, type KeyStore } from './key-store.ts';
 
 /** `npm run keys -- …` against a real database: what the operator types and what they paste. */
 describe('npm run keys', () => {
-  let database: Database;
+  const database = useScratchDatabase('keys');
   let store: KeyStore;
-  before(async () => {
-    database = await connectDatabase(mongoUri(), uniqueName('keys'));
+  before(() => {
     store = createKeyStore(database.db, createLogger('test', { logLevel: 'silent', logPretty: false }));
-  });
-  after(async () => {
-    await database.db.dropDatabase();
-    await database.close();
   });
 
   it('create prints the key once, as the last line, and the key verifies with its scopes', async () => {

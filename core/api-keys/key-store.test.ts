@@ -1,9 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { connectDatabase, type Database } from '../db.ts';
 import { createLogger } from '../logger.ts';
-import { mongoUri, uniqueName } from '../../test/support/env.ts';
+import { useScratchDatabase } from '../../test/support/scratch-database.ts';
 import { createKeyStore } from './key-store.ts';
 
 const logger = createLogger('test', { logLevel: 'silent', logPretty: false });
@@ -15,14 +14,7 @@ const logger = createLogger('test', { logLevel: 'silent', logPretty: false });
  * to put the key back live.
  */
 describe('API keys across replicas', () => {
-  let database: Database;
-  before(async () => {
-    database = await connectDatabase(mongoUri(), uniqueName('keystore'));
-  });
-  after(async () => {
-    await database.db.dropDatabase();
-    await database.close();
-  });
+  const database = useScratchDatabase('keystore');
 
   it('a key revoked while other replicas record its use stays revoked, and its last use is kept', async () => {
     const company = randomUUID();

@@ -1,20 +1,12 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { connectDatabase, type Database } from '../db.ts';
-import { mongoUri, uniqueName } from '../../test/support/env.ts';
+import { useScratchDatabase } from '../../test/support/scratch-database.ts';
 import { createDeliveryStore, deliveryKeyOf, type DeliveryDoc } from './delivery-store.ts';
 
 /** Replays of one delivery on the real database, from several gateway replicas (a store each) at once. */
 describe('webhook delivery replays', () => {
-  let database: Database;
-  before(async () => {
-    database = await connectDatabase(mongoUri(), uniqueName('deliveries'));
-  });
-  after(async () => {
-    await database.db.dropDatabase();
-    await database.close();
-  });
+  const database = useScratchDatabase('deliveries');
 
   it('of ten reopens at once exactly one reopens an ended delivery; a pending one is not reopened', async () => {
     const endpointKey = `${randomUUID()}/${randomUUID()}`;

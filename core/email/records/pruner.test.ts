@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { before, beforeEach, describe, it } from 'node:test';
 import type { CommandStartedEvent } from 'mongodb';
 import { pino } from 'pino';
-import { connectDatabase, type Database } from '../../db.ts';
-import { mongoUri, uniqueName } from '../../../test/support/env.ts';
+import { useScratchDatabase } from '../../../test/support/scratch-database.ts';
 import { nextDelay, startPeriodic } from './periodic.ts';
 import { pruneExpired } from './pruner.ts';
 
@@ -19,19 +18,14 @@ const docs = (count: number, ageDays: number) =>
   });
 
 describe('pruner: records past EMAIL_RETENTION_DAYS', () => {
-  let database: Database;
+  const database = useScratchDatabase('pruner', { monitorCommands: true });
   let commands: CommandStartedEvent[] = [];
   const emails = () => database.db.collection<{ _id: string; created_at: Date }>('emails');
   const stepKeys = () => database.db.collection<{ _id: string; created_at: Date }>('email_idempotency');
   const deliveries = () => database.db.collection<{ _id: string; created_at: Date }>('webhook_deliveries');
 
-  before(async () => {
-    database = await connectDatabase(mongoUri(), uniqueName('pruner'), { monitorCommands: true });
+  before(() => {
     database.client.on('commandStarted', (e) => commands.push(e));
-  });
-  after(async () => {
-    await database.db.dropDatabase();
-    await database.close();
   });
   beforeEach(async () => {
     await emails().deleteMany({});
