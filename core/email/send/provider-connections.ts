@@ -1,7 +1,6 @@
 import { Agent as HttpAgent, type AgentOptions } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Duplex } from 'node:stream';
-import type { Socket } from 'node:net';
 
 /**
  * The connections SendGrid's client makes, watched until they are ready to
@@ -58,10 +57,12 @@ export function createProviderAgents(connectTimeoutMs: number): {
     [httpAgent, 'connect'],
     [httpsAgent, 'secureConnect'],
   ] as const) {
-    const create = (agent as unknown as { createConnection: CreateConnection }).createConnection.bind(agent);
-    (agent as unknown as { createConnection: CreateConnection }).createConnection = (opts, callback) => {
+    // Node's agents have createConnection; @types/node does not declare it.
+    const watched = agent as unknown as { createConnection: CreateConnection };
+    const create = watched.createConnection.bind(agent);
+    watched.createConnection = (opts, callback) => {
       const socket = create(opts, callback);
-      watch(socket as Socket, readyEvent, connectTimeoutMs);
+      watch(socket, readyEvent, connectTimeoutMs);
       return socket;
     };
   }
