@@ -38,11 +38,6 @@ export interface RouteAuth {
    */
   identityFromKey?: boolean;
   /**
-   * All three identity headers are required, whatever the key or the mode
-   * (bulk): without them, 401 before the body is read.
-   */
-  completeIdentity?: boolean;
-  /**
    * The route acts on something the whole company shares (its suppression
    * list): a key bound to one organization gets 403.
    */
@@ -84,7 +79,6 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
     const caller = headersOf(ctx);
     const identity = checkIdentity(caller);
     if (!identity) throw unauthorized();
-    if (auth.completeIdentity && !isComplete(identity)) throw unauthorized();
     const clientIp = proxyaddr(ctx.req, trust);
 
     if (deps.config.authMode === 'trusted-headers') {

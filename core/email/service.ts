@@ -214,7 +214,9 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       const paced = { rateWaitMs: BULK_RATE_WAIT_MS };
       const one = (item: unknown, p: Principal) =>
         asksToSchedule(item) ? scheduled.schedule(item, p) : send(item, p, paced);
-      return sendBulk({ send: one, logger }, body, principal);
+      const requiresAuth = (templateId: unknown) =>
+        typeof templateId !== 'string' || (getTemplate(templateId)?.requiresAuth ?? true);
+      return sendBulk({ send: one, requiresAuth, logger }, body, principal);
     },
 
     async getStatus(emailId, principal) {

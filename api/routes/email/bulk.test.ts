@@ -153,18 +153,23 @@ describe('POST /api/email/bulk', () => {
     assert.ok(Date.now() - started >= 1000);
   });
 
-  it('auth: the identity headers are required, even for signup templates; malformed ones fail the request', async () => {
+  it('auth: without all three headers only signup templates pass; a malformed header fails the request', async () => {
     const emails = [
       { id: 'w', ...welcomeBody() },
       { id: 'i', ...invoiceBody() },
     ];
-    // Signup flows send one message (POST /api/email/send); bulk is for authenticated callers.
+    // As for send: the invoice needs an authenticated caller, so the request is 401 and nothing is sent.
     for (const headers of [{}, { 'x-user-id': AUTH['x-user-id'] }] as Array<Record<string, string>>) {
       const res = await app.post('/api/email/bulk', { emails, batchDelay: 0 }, headers);
       assert.equal(res.status, 401, JSON.stringify(headers));
       assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
     }
     assert.equal(app.fake.accepted.length, 0);
+
+    const signupOnly = await app.post('/api/email/bulk', { emails: [emails[0]], batchDelay: 0 }, {});
+    assert.equal(signupOnly.status, 200, JSON.stringify(signupOnly.body));
+    assert.equal(signupOnly.body['sent'], 1);
+    assert.equal(app.fake.accepted.length, 1);
 
     const bad = await app.post(
       '/api/email/bulk',
@@ -175,13 +180,13 @@ describe('POST /api/email/bulk', () => {
     assert.deepEqual(bad.body, { success: false, error: 'unauthorized' });
   });
 
-  it('auth: without the identity headers, 401 before the body is read (it never comes here)', async () => {
+  it('auth: a malformed identity header is 401 before the body is read (it never comes here)', async () => {
     const { port } = new URL(app.url);
     const socket = connect(Number(port), '127.0.0.1');
     let answer = '';
     socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
     socket.write(
-      'POST /api/email/bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+      'POST /api/email/bulk HTTP/1.1\r\nHost: x\r\nX-User-Id: nobody\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
     );
     const started = Date.now();
     while (!answer.includes('\r\n\r\n') && Date.now() - started < 5000) await sleep(20);

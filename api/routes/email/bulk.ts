@@ -1,13 +1,20 @@
 import { BulkRequestSchema, BulkResponseSchema } from '../../../core/email/email-schema.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { startRunsFor } from './scheduled-runs.ts';
-import { IDEMPOTENCY_FAILURES, REPLAYED_HEADER, answerOnce, sendRequest } from './send-request.ts';
+import {
+  IDEMPOTENCY_FAILURES,
+  REPLAYED_HEADER,
+  SEND_AUTH_FAILURES,
+  answerOnce,
+  sendRequest,
+} from './send-request.ts';
 
 /**
  * POST /api/email/bulk → 200 with per-item results, also when some items
- * failed. Never anonymous, not even for the signup templates: without a key
- * (or, behind a trusted proxy, without all three identity headers) → 401,
- * before the body is read.
+ * failed. Authorised as send is: without a key (or, behind a trusted proxy,
+ * without all three identity headers) only a bulk of signup templates passes,
+ * each item narrowed and rate-limited as its single send would be; anything
+ * else → 401 (core/email/send/bulk.ts).
  */
 export const bulkRoute = defineRoute({
   method: 'post',
@@ -15,7 +22,6 @@ export const bulkRoute = defineRoute({
   operationId: 'sendBulkEmail',
   summary: 'Send up to 100 emails in batches of 50',
   ...sendRequest(BulkRequestSchema),
-  auth: { scope: 'email:send', completeIdentity: true },
   responses: {
     200: {
       description: 'One result per item, in request order.',
@@ -23,8 +29,8 @@ export const bulkRoute = defineRoute({
       headers: REPLAYED_HEADER,
     },
     400: failure('Invalid envelope.'),
-    401: failure('No valid API key, or not all three identity headers (also for signup templates).'),
-    403: failure('The API key lacks the email:send scope.'),
+    401: SEND_AUTH_FAILURES[401],
+    403: SEND_AUTH_FAILURES[403],
     ...IDEMPOTENCY_FAILURES,
     429: failure(
       "Every item was refused for the company's daily sending limit (`Retry-After`: seconds to UTC midnight); " +

@@ -1,8 +1,8 @@
 import pLimit from 'p-limit';
 import { MailroomError, isMailroomError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { authorizeSend } from '../auth.ts';
-import type { Principal } from '../../identity.ts';
+import { assertWellFormed } from '../auth.ts';
+import { isComplete, UNAUTHORIZED, type Principal } from '../../identity.ts';
 import { isPlainObject, parse } from '../../validation.ts';
 import {
   BODY_NOT_OBJECT,
@@ -26,11 +26,11 @@ import {
 } from '../email-schema.ts';
 
 /**
- * POST /api/email/bulk: an authenticated caller with all three identity
- * headers only (else 401); the envelope is checked as a whole (a bad envelope is
- * one 400); each item is then validated, authorised and sent on its own, so
- * one bad item fails alone in `results[].error`. Items go in batches of 50
- * with `batchDelay` ms between batches; inside a batch a few are sent at once.
+ * POST /api/email/bulk: who may send it is settled first (authorizeBulk); the
+ * envelope is checked as a whole (a bad envelope is one 400); each item is
+ * then validated, authorised and sent on its own, so one bad item fails alone
+ * in `results[].error`. Items go in batches of 50 with `batchDelay` ms
+ * between batches; inside a batch a few are sent at once.
  */
 
 /**
@@ -46,6 +46,8 @@ type SendOne = (body: unknown, principal: Principal) => Promise<SendResult | Sch
 
 export interface BulkDeps {
   send: SendOne;
+  /** Whether a template needs an authenticated caller (true for an unknown one). */
+  requiresAuth: (templateId: unknown) => boolean;
   logger: Logger;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -62,11 +64,29 @@ function checkEnvelope(body: unknown): BulkBody {
   return parse(BulkBodySchema, body, describeBodyProblem);
 }
 
+/**
+ * Bulk needs what send needs: an authenticated caller with all three
+ * identity ids, except for the signup templates. So an unauthenticated bulk
+ * passes only when every item is a signup template; each is then narrowed and
+ * counted against the per-recipient and per-client limits exactly as a single
+ * send of it would be (the send authorises each item again), so a bulk
+ * reaches no further than the same sends one by one. Anything else → 401
+ * before a word about the body (a malformed identity header too).
+ */
+function authorizeBulk(deps: BulkDeps, principal: Principal, raw: unknown): void {
+  const identity = assertWellFormed(principal.caller);
+  if (principal.authenticated && isComplete(identity)) return;
+  // An unauthenticated body is at most 64 KB (api/middleware/json-body.ts): this walk is bounded.
+  const emails = isPlainObject(raw) ? raw['emails'] : undefined;
+  const signupOnly =
+    Array.isArray(emails) &&
+    emails.length > 0 &&
+    emails.every((item) => isPlainObject(item) && !deps.requiresAuth(item['template_id']));
+  if (!signupOnly) throw new MailroomError('unauthorized', UNAUTHORIZED);
+}
+
 export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principal): Promise<BulkResult> {
-  // The interface requires the identity headers on bulk, whatever the
-  // templates: signup flows send one message (POST /api/email/send), and an
-  // anonymous bulk would multiply what the signup narrowing allows.
-  authorizeSend(principal, true);
+  authorizeBulk(deps, principal, raw);
   const body = checkEnvelope(raw);
   const sleep = deps.sleep ?? defaultSleep;
   const delay = body.batchDelay ?? BULK_DELAY_DEFAULT_MS;

@@ -211,14 +211,52 @@ describe('unauthenticated signup sends', () => {
     assert.equal(sent.subject, 'Welcome to the team');
   });
 
-  it('anonymous POST /api/email/bulk is 401, even of signup templates; nothing is sent', async () => {
+  it('anonymous POST /api/email/bulk of signup templates: each item narrowed and counted as its own send', async () => {
+    const to = unique();
     const res = await app.post(
       '/api/email/bulk',
-      { emails: [welcomeBody({ to: unique() })], batchDelay: 0 },
+      {
+        emails: [
+          { id: 'ok', ...welcomeBody({ to }) },
+          { id: 'cc', ...welcomeBody({ to: unique(), cc: unique() }) },
+          // The same recipient again and again: its limit (10 an hour) holds across the bulk.
+          ...Array.from({ length: 10 }, (_, i) => ({ id: `again-${i}`, ...welcomeBody({ to }) })),
+        ],
+        batchDelay: 0,
+      },
       anonymous,
     );
-    assert.equal(res.status, 401);
-    assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const results = res.body['results'] as Array<{ id: string; success: boolean; error?: string }>;
+    assert.equal(results[0]!.id, 'ok');
+    assert.equal(results[0]!.success, true);
+    assert.deepEqual(results[1], {
+      id: 'cc',
+      success: false,
+      error: 'cc is not allowed without authentication.',
+    });
+    const again = results.slice(2);
+    assert.equal(again.filter((r) => r.success).length, 9);
+    assert.deepEqual(
+      again.filter((r) => !r.success).map((r) => r.error),
+      ['too many emails. try again later.'],
+    );
+    assert.equal(res.body['sent'], 10);
+    assert.equal(app.fake.accepted.length, 10);
+    assert.ok(app.fake.accepted.every((a) => a.body.personalizations[0]!.to[0]!.email === to));
+  });
+
+  it('anonymous POST /api/email/bulk with any other template is 401; nothing is sent', async () => {
+    for (const emails of [
+      [welcomeBody({ to: unique() }), { ...welcomeBody({ to: unique() }), template_id: 'invoice' }],
+      [{ ...welcomeBody({ to: unique() }), template_id: 'no-such-template' }],
+      [welcomeBody({ to: unique() }), 'not an item'],
+      [],
+    ]) {
+      const res = await app.post('/api/email/bulk', { emails, batchDelay: 0 }, anonymous);
+      assert.equal(res.status, 401, JSON.stringify(emails));
+      assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
+    }
     assert.equal(app.fake.accepted.length, 0);
   });
 });
