@@ -79,7 +79,14 @@ describe('template catalogue', () => {
         'INVOICE_URL',
       ],
       // Under-specified by the interface: variables in the spirit of their siblings.
-      'quote-recipient': ['AUTHOR_NAME', 'AMOUNT_TOTAL', 'RECIPIENT_NAME', 'QUOTE_URL', 'QUOTE_NUMBER'],
+      'quote-recipient': [
+        'AUTHOR_NAME',
+        'AMOUNT_TOTAL',
+        'DUE_DATE',
+        'RECIPIENT_NAME',
+        'QUOTE_URL',
+        'QUOTE_NUMBER',
+      ],
       'quote-author': ['RECIPIENT_NAME', 'QUOTE_NUMBER', 'VIEWED_AT'],
       'batch-invoice': ['RECIPIENT_NAME', 'AUTHOR_NAME', 'INVOICE_COUNT', 'AMOUNT_TOTAL', 'INVOICES_URL'],
       'ein-received': ['RECIPIENT_NAME', 'DASHBOARD_URL'],

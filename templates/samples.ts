@@ -25,10 +25,10 @@ export const SAMPLE_DATA: Readonly<Record<string, Record<string, string>>> = {
   'quote-recipient': {
     AUTHOR_NAME: 'Acme Design Studio',
     AMOUNT_TOTAL: '$4,800.00',
+    DUE_DATE: 'December 31, 2026',
     RECIPIENT_NAME: 'Jordan Rivera',
     QUOTE_URL: 'https://app.mailroom.example/quotes/q_51d0e2',
     QUOTE_NUMBER: 'Q-2026-0017',
-    VALID_UNTIL: 'December 31, 2026',
   },
   'quote-author': {
     RECIPIENT_NAME: 'Jordan Rivera',

@@ -19,13 +19,11 @@ describe('missingVariables', () => {
     assert.deepEqual(missingVariables('password-reset', withoutResetUrl), ['RESET_URL']);
   });
 
-  it('does not require optional variables (REFERENCE_ID, VALID_UNTIL)', () => {
+  it('does not require optional variables (REFERENCE_ID)', () => {
     assert.deepEqual(
       missingVariables('ein-rejected', { RECIPIENT_NAME: 'A', DASHBOARD_URL: 'https://x.example' }),
       [],
     );
-    const { VALID_UNTIL: _v, ...quote } = SAMPLE_DATA['quote-recipient']!;
-    assert.deepEqual(missingVariables('quote-recipient', quote), []);
   });
 
   it('leaves html_body of custom to the core', () => {
