@@ -4,7 +4,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +40,11 @@ after(async () => {
 });
 
 /** The EIN identity: the harness's own caller (a run acts as whoever triggers it). */
-const ids = () => ({ userId: h.caller.userId, companyId: h.caller.companyId, organizationId: randomUUID() });
+const ids = () => ({
+  userId: h.caller.userId,
+  companyId: h.caller.companyId,
+  organizationId: h.caller.organizationId,
+});
 
 function send(to: string, id = ids()) {
   return h.request(

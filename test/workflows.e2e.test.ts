@@ -22,7 +22,11 @@ before(async () => {
 after(() => h.stop());
 
 /** The EIN identity: the harness's caller (runs act as whoever triggers them). */
-const ids = () => ({ userId: h.caller.userId, companyId: h.caller.companyId, organizationId: randomUUID() });
+const ids = () => ({
+  userId: h.caller.userId,
+  companyId: h.caller.companyId,
+  organizationId: h.caller.organizationId,
+});
 
 async function newUser(fields: { welcomeEmailSent?: boolean; name?: string } = {}) {
   const _id = `user-${randomUUID()}`;
@@ -157,7 +161,11 @@ describe('send-welcome-email', () => {
     assert.equal(user?.['welcomeEmailRunId'], undefined, 'and never claimed');
 
     // B's own runs reach B's user (the id compared case-insensitively).
-    const asB = { 'x-company-id': companyB.toUpperCase(), 'x-user-id': randomUUID() };
+    const asB = {
+      'x-company-id': companyB.toUpperCase(),
+      'x-organization-id': randomUUID(),
+      'x-user-id': randomUUID(),
+    };
     const own = await h.trigger('send-welcome-email', { userId }, asB);
     const ownRun = await h.waitForStatus(
       'send-welcome-email',
@@ -322,7 +330,11 @@ describe('search attributes', () => {
     h.fake.reset();
     // A company and user of its own: the harness's caller has other runs in this file.
     const id = { companyId: randomUUID(), userId: randomUUID(), organizationId: randomUUID() };
-    const as = { 'x-company-id': id.companyId, 'x-user-id': id.userId };
+    const as = {
+      'x-company-id': id.companyId,
+      'x-organization-id': id.organizationId,
+      'x-user-id': id.userId,
+    };
     const { body } = await h.trigger(
       'send-email-received-ein',
       { ...id, emailAction: 'ein-verified', recipients: ['owner@example.com'] },
@@ -360,7 +372,11 @@ describe('search attributes', () => {
       userId: id.userId.toUpperCase(),
       organizationId: id.organizationId.toUpperCase(),
     };
-    const as = { 'x-company-id': upper.companyId, 'x-user-id': upper.userId };
+    const as = {
+      'x-company-id': upper.companyId,
+      'x-organization-id': upper.organizationId,
+      'x-user-id': upper.userId,
+    };
     const { body } = await h.trigger(
       'send-email-received-ein',
       { ...upper, emailAction: 'ein-verified', recipients: ['owner@example.com'] },
@@ -370,7 +386,11 @@ describe('search attributes', () => {
     const run = await h.waitForStatus('send-email-received-ein', runId, 'completed', 20_000, as);
     const handle = h.temporal.workflow.getHandle(runId);
     const desc = await handle.describe();
-    assert.deepEqual(desc.memo?.['caller'], { companyId: id.companyId, userId: id.userId });
+    assert.deepEqual(desc.memo?.['caller'], {
+      companyId: id.companyId,
+      organizationId: id.organizationId,
+      userId: id.userId,
+    });
     const payload = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes?.input
       ?.payloads?.[0]?.data;
     const input = JSON.parse(Buffer.from(payload!).toString('utf8')) as Record<string, unknown>;

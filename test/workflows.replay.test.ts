@@ -82,7 +82,7 @@ describe('workflow replay', () => {
     const ein = {
       userId: h.caller.userId,
       companyId: h.caller.companyId,
-      organizationId: randomUUID(),
+      organizationId: h.caller.organizationId,
       emailAction: 'ein-received',
       recipients: ['owner@example.com'],
       resource_id_ref: 'ein-1',

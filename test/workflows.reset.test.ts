@@ -66,7 +66,7 @@ async function einRun(recipient: string) {
   const { status, body } = await h.trigger(EIN, {
     userId: h.caller.userId,
     companyId: h.caller.companyId,
-    organizationId: randomUUID(),
+    organizationId: h.caller.organizationId,
     emailAction: 'ein-received',
     recipients: [recipient],
   });
@@ -244,7 +244,7 @@ describe('a run cancelled while its email step waits to retry', () => {
       {
         userId: h.caller.userId,
         companyId: h.caller.companyId,
-        organizationId: randomUUID(),
+        organizationId: h.caller.organizationId,
         emailAction: 'ein-received',
         recipients: [`cancel-${randomUUID()}@example.com`],
       },

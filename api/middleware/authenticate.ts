@@ -47,6 +47,13 @@ export interface RouteAuth {
    * suppression list): `ctx.state.company` is set, else 401.
    */
   company?: boolean;
+  /**
+   * Behind a trusted proxy the route needs all three identity headers, as a
+   * send of a protected template does: what it starts acts as that caller
+   * (a workflow run), so the caller is a whole one, user included. A key
+   * proves the company itself (`identityFromKey`).
+   */
+  wholeCaller?: boolean;
 }
 
 const unauthorized = () => new MailroomError('unauthorized', UNAUTHORIZED);
@@ -82,6 +89,7 @@ export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyS
     const clientIp = proxyaddr(ctx.req, trust);
 
     if (deps.config.authMode === 'trusted-headers') {
+      if (auth.wholeCaller && !isComplete(identity)) throw unauthorized();
       ctx.state.principal = {
         caller: callerOf(identity),
         authenticated: !auth.anonymous || isComplete(identity),

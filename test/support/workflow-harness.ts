@@ -41,14 +41,18 @@ export class WorkflowHarness {
   temporal!: Client;
   baseUrl = '';
   /**
-   * Sent as `X-Company-Id` / `X-User-Id` with every request (unless a test
-   * sets its own): runs belong to this company, and the welcome email is
-   * recorded under this user, so tests read it back through the email
-   * service's public getStatus like its owner would.
+   * Sent as `X-Company-Id` / `X-Organization-Id` / `X-User-Id` with every
+   * request (unless a test sets its own): runs belong to this company, and
+   * the welcome email is recorded under this user, so tests read it back
+   * through the email service's public getStatus like its owner would.
    */
-  readonly caller = { companyId: randomUUID(), userId: randomUUID() };
+  readonly caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
   /** The identity headers every request carries (AUTH_MODE=trusted-headers), unless a test overrides them. */
-  readonly identityHeaders = { 'x-company-id': this.caller.companyId, 'x-user-id': this.caller.userId };
+  readonly identityHeaders = {
+    'x-company-id': this.caller.companyId,
+    'x-organization-id': this.caller.organizationId,
+    'x-user-id': this.caller.userId,
+  };
   private connection!: Connection;
   private server!: { url: string; close(): Promise<void> };
   private http!: HttpClient;

@@ -67,7 +67,11 @@ describe('POST /api/email/send with send_at', () => {
   });
 
   it('needs an authenticated caller with all three ids, even for a signup template: 401', async () => {
-    const res = await send(welcomeBody({ send_at: inMs(DAY) }), { 'x-user-id': randomUUID() });
+    const res = await send(welcomeBody({ send_at: inMs(DAY) }), {
+      'x-company-id': '',
+      'x-organization-id': '',
+      'x-user-id': randomUUID(),
+    });
     assert.equal(res.status, 401);
     assert.deepEqual(res.body, { success: false, error: 'unauthorized' });
   });

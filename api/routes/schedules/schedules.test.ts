@@ -21,7 +21,7 @@ const base = `/api/workflow/${EIN}/schedules`;
 const einInput = () => ({
   userId: h.caller.userId,
   companyId: h.caller.companyId,
-  organizationId: randomUUID(),
+  organizationId: h.caller.organizationId,
   emailAction: 'ein-received',
   recipients: [`sched-${randomUUID()}@example.com`],
 });

@@ -18,14 +18,19 @@ const ALL: Scope[] = ['workflows:trigger', 'workflows:read', 'workflows:cancel']
 async function keyFor(companyId: string, scopes: Scope[] = ALL, organizationId?: string, test = false) {
   const { plaintext } = await h.keys.create({ companyId, organizationId, name: 'wf', scopes, test });
   // Only the key: the harness's trusted-mode identity headers are replaced.
-  return { authorization: `Bearer ${plaintext}`, 'x-company-id': companyId, 'x-user-id': h.caller.userId };
+  return {
+    authorization: `Bearer ${plaintext}`,
+    'x-company-id': companyId,
+    'x-organization-id': organizationId ?? h.caller.organizationId,
+    'x-user-id': h.caller.userId,
+  };
 }
 
 /** An EIN input naming the key's company and the harness's user (the ids are required). */
 const einBody = (companyId: string, overrides: Record<string, unknown> = {}) => ({
   userId: h.caller.userId,
   companyId,
-  organizationId: randomUUID(),
+  organizationId: h.caller.organizationId,
   emailAction: 'ein-verified',
   recipients: ['owner@example.com'],
   ...overrides,

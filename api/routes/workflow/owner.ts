@@ -10,14 +10,17 @@ import { failure } from '../../route.ts';
  * own runs.
  */
 export const WORKFLOW_AUTH = {
-  trigger: { scope: 'workflows:trigger', identityFromKey: true, company: true },
-  read: { scope: 'workflows:read', identityFromKey: true, company: true },
-  cancel: { scope: 'workflows:cancel', identityFromKey: true, company: true },
-  schedule: { scope: 'workflows:schedule', identityFromKey: true, company: true },
+  trigger: { scope: 'workflows:trigger', identityFromKey: true, company: true, wholeCaller: true },
+  read: { scope: 'workflows:read', identityFromKey: true, company: true, wholeCaller: true },
+  cancel: { scope: 'workflows:cancel', identityFromKey: true, company: true, wholeCaller: true },
+  schedule: { scope: 'workflows:schedule', identityFromKey: true, company: true, wholeCaller: true },
 } as const satisfies Record<string, RouteAuth>;
 
 export const WORKFLOW_AUTH_FAILURES = {
-  401: failure('No valid API key (or, behind a trusted proxy, no valid X-Company-Id).'),
+  401: failure(
+    'No valid API key (or, behind a trusted proxy, not all three identity headers: X-Company-Id, ' +
+      'X-Organization-Id and X-User-Id, each a UUID).',
+  ),
 };
 
 /**

@@ -21,7 +21,7 @@ after(() => h.stop());
 const ein = () => ({
   userId: h.caller.userId,
   companyId: h.caller.companyId,
-  organizationId: randomUUID(),
+  organizationId: h.caller.organizationId,
   emailAction: 'ein-verified',
   recipients: ['owner@example.com'],
 });
@@ -235,6 +235,29 @@ describe('POST /api/workflow/:workflowName', () => {
     const desc = await handle.describe();
     assert.deepEqual(desc.memo?.['caller'], caller);
     await handle.terminate('test cleanup');
+  });
+
+  it('behind a trusted proxy, needs all three identity headers on every verb, as a protected send does', async () => {
+    const whole = {
+      'x-company-id': randomUUID(),
+      'x-organization-id': randomUUID(),
+      'x-user-id': randomUUID(),
+    };
+    const started = await h.trigger('send-welcome-email', { userId: `user-${randomUUID()}` }, whole);
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    const path = `/api/workflow/send-welcome-email?runId=${String(started.body['runId'])}`;
+    for (const missing of Object.keys(whole)) {
+      const partial: Record<string, string> = { ...whole, [missing]: '' };
+      for (const answer of [
+        await h.trigger('send-welcome-email', { userId: 'u' }, partial),
+        await h.request('GET', path, undefined, partial),
+        await h.request('DELETE', path, undefined, partial),
+      ]) {
+        assert.equal(answer.status, 401, missing);
+        assert.deepEqual(answer.body, { success: false, error: 'unauthorized' });
+      }
+    }
+    assert.equal((await h.request('GET', path, undefined, whole)).status, 200);
   });
 
   it('refuses identity headers that are not UUIDs (401) and oversized Idempotency-Keys (400)', async () => {
