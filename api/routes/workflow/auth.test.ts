@@ -249,4 +249,41 @@ describe('test and live runs and schedules are apart', () => {
     assert.equal((await h.request('GET', item, undefined, live)).status, 200);
     assert.equal((await h.request('DELETE', item, undefined, live)).status, 200);
   });
+
+  it('the runs cursor is sealed: it names no run its page hides, and continues only its own mode', async () => {
+    const company = randomUUID();
+    const live = await keyFor(company);
+    const test = await keyFor(company, ALL, undefined, true);
+    const runIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const started = await h.trigger('send-welcome-email', { userId: `u-${randomUUID()}` }, live);
+      assert.equal(started.status, 202, JSON.stringify(started.body));
+      const desc = await h.temporal.workflow.getHandle(String(started.body['runId'])).describe();
+      runIds.push(desc.runId);
+    }
+    const runs = '/api/workflow/send-welcome-email/runs';
+    const deadline = Date.now() + 15_000;
+    while (((await h.request('GET', runs, undefined, live)).body['runs'] as unknown[]).length < 2) {
+      assert.ok(Date.now() < deadline, 'both runs listed in time');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // The test key's page hides the live run Temporal's token names: the cursor says nothing of it.
+    const hidden = await h.request('GET', `${runs}?limit=1`, undefined, test);
+    assert.deepEqual(hidden.body['runs'], []);
+    const cursor = String(hidden.body['nextCursor']);
+    const readable = Buffer.from(cursor.split('.')[0]!, 'base64url').toString('latin1');
+    for (const runId of runIds) assert.ok(!readable.includes(runId), 'a hidden run id in the cursor');
+    // Each mode's cursor continues that mode's listing only.
+    const liveCursor = String(
+      (await h.request('GET', `${runs}?limit=1`, undefined, live)).body['nextCursor'],
+    );
+    for (const [from, to] of [
+      [cursor, live],
+      [liveCursor, test],
+    ] as const) {
+      const res = await h.request('GET', `${runs}?limit=1&cursor=${encodeURIComponent(from)}`, undefined, to);
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, { success: false, error: 'cursor is invalid' });
+    }
+  });
 });

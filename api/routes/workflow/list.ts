@@ -113,6 +113,7 @@ export const listRoute = defineRoute({
     const scope = JSON.stringify([
       companyId,
       principal.boundOrganizationId ?? null,
+      ctx.state.company.test === true,
       def.name,
       query,
       q.status ?? null,

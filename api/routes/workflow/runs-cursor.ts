@@ -1,37 +1,53 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { HttpError } from '../../http-error.ts';
 import { CURSOR_INVALID } from '../../../core/workflows/workflow-messages.ts';
 
 /**
- * The runs list's opaque cursor: Temporal's visibility page token, signed
- * (HMAC-SHA-256 with MAILROOM_SECRET, 128 bits) together with the listing it
- * continues (caller, workflow, filters). A cursor edited, forged, or replayed
- * against another company's or another filter's listing is a 400; Temporal
- * never sees a token the gateway did not hand out.
+ * The runs list's opaque cursor: Temporal's visibility page token, sealed
+ * with AES-256-GCM under a key derived from MAILROOM_SECRET, the listing it
+ * continues (caller, mode, workflow, filters) bound in as associated data.
+ * Sealed, not only signed: Temporal's token names the last run of the page
+ * (its run id, start and close times), and that run may be one the caller
+ * does not see (another organization's, or the other mode's, of the same
+ * company). A cursor edited, forged, or replayed against another listing is
+ * a 400; Temporal never sees a token the gateway did not hand out.
  */
-const MAC_BYTES = 16;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const ALGORITHM = 'aes-256-gcm';
 
-const macOf = (secret: string, scope: string, token: Buffer) =>
-  createHmac('sha256', secret)
-    .update('mailroom runs cursor\0')
-    .update(scope)
-    .update('\0')
-    .update(token)
-    .digest()
-    .subarray(0, MAC_BYTES);
+const keys = new Map<string, Buffer>();
+function keyOf(secret: string): Buffer {
+  let key = keys.get(secret);
+  if (!key) {
+    key = Buffer.from(hkdfSync('sha256', secret, '', 'mailroom runs cursor v2', 32));
+    keys.set(secret, key);
+  }
+  return key;
+}
 
 export function encodeCursor(secret: string, scope: string, token: Uint8Array): string {
-  const bytes = Buffer.from(token);
-  return `${bytes.toString('base64url')}.${macOf(secret, scope, bytes).toString('base64url')}`;
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv(ALGORITHM, keyOf(secret), iv, { authTagLength: TAG_BYTES });
+  cipher.setAAD(Buffer.from(scope, 'utf8'));
+  const sealed = Buffer.concat([cipher.update(token), cipher.final()]);
+  return `${Buffer.concat([iv, sealed]).toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
 }
 
 export function decodeCursor(secret: string, scope: string, cursor: string): Buffer {
-  const [token, mac, extra] = cursor.split('.');
-  if (!token || !mac || extra !== undefined) throw new HttpError(400, CURSOR_INVALID);
-  const bytes = Buffer.from(token, 'base64url');
-  const given = Buffer.from(mac, 'base64url');
-  const expected = macOf(secret, scope, bytes);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+  const [body, tag, extra] = cursor.split('.');
+  if (!body || !tag || extra !== undefined) throw new HttpError(400, CURSOR_INVALID);
+  const bytes = Buffer.from(body, 'base64url');
+  const mac = Buffer.from(tag, 'base64url');
+  if (bytes.length <= IV_BYTES || mac.length !== TAG_BYTES) throw new HttpError(400, CURSOR_INVALID);
+  try {
+    const decipher = createDecipheriv(ALGORITHM, keyOf(secret), bytes.subarray(0, IV_BYTES), {
+      authTagLength: TAG_BYTES,
+    });
+    decipher.setAAD(Buffer.from(scope, 'utf8'));
+    decipher.setAuthTag(mac);
+    return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES)), decipher.final()]);
+  } catch {
     throw new HttpError(400, CURSOR_INVALID);
-  return bytes;
+  }
 }
