@@ -22,7 +22,7 @@ import { healthRoutes } from './routes/health/health.ts';
 import { keyRoutes } from './routes/keys/index.ts';
 import { scheduleRoutes } from './routes/schedules/index.ts';
 import { webhookRoutes } from './routes/webhooks/index.ts';
-import { resolveWorkflowName, workflowRoutes } from './routes/workflow/index.ts';
+import { workflowRoutes } from './routes/workflow/index.ts';
 import type { AppDeps, AppState } from './types.ts';
 
 export type { AppDeps } from './types.ts';
@@ -74,7 +74,6 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // No route waits on the database or Temporal for ever (the dev inbox's event stream is long by design).
   app.use(requestDeadline(deps.config.requestDeadlineMs, ['/dev/']));
   const router = new Router<AppState>();
-  resolveWorkflowName(router);
   mountRoutes(router, ROUTES, deps);
   // The dev inbox and template gallery: only with DEV_INBOX_DIR (npm run dev's mail sink).
   mountDevPages(router, deps);

@@ -66,6 +66,12 @@ export interface RouteSpec<
    * of this route's own that must see every outcome (the trigger's metrics).
    */
   around?: AppMiddleware;
+  /**
+   * What the route acts on, found once the caller is proven (the workflow
+   * named in the path: unknown → 404), so an unproven caller learns nothing
+   * of it (401 first).
+   */
+  resolve?: AppMiddleware;
   /** Every answer the route gives, by HTTP status (`headers`: the answer's own headers, name → meaning). */
   responses: Record<number, RouteResponse>;
   handler(ctx: RouteContext<P, Q, H>, deps: AppDeps): Promise<void> | void;
@@ -100,13 +106,14 @@ export const failure = (description: string) => ({ description, schema: ErrorRes
 /**
  * The middleware a route's declaration asks for, in order: authentication
  * first (nobody unproven gets a body parsed or learns about its payload),
- * then the company it acts for (401 without one), then the body
- * (415/413/400), then its params, query and headers (400).
+ * then the company it acts for (401 without one), then what it acts on
+ * (404), then the body (415/413/400), then its params, query and headers (400).
  */
 function middlewareOf(spec: RouteSpec, deps: AppDeps): AppMiddleware[] {
   const chain: AppMiddleware[] = spec.around ? [spec.around] : [];
   if (spec.auth) chain.push(authenticate(spec.auth, deps) as AppMiddleware);
   if (spec.auth?.company) chain.push(requireCompany as AppMiddleware);
+  if (spec.resolve) chain.push(spec.resolve);
   if (spec.body) chain.push(...(jsonBody(spec.body, deps.config.bodyReceiveMs) as AppMiddleware[]));
   chain.push(validateRequest(spec, spec.describeProblem ?? describeBodyProblem) as AppMiddleware);
   return chain;

@@ -25,6 +25,7 @@ import {
   withTemporal,
 } from './temporal-schedule.ts';
 import { capOwner, scheduleCap } from './schedule-cap.ts';
+import { workflowByName } from '../workflow/workflow-by-name.ts';
 
 /**
  * A company holds at most this many schedules of one workflow, test and live
@@ -62,6 +63,7 @@ export const createScheduleRoute = defineRoute({
     'makes that one skipped.',
   tag: 'workflow',
   auth: WORKFLOW_AUTH.schedule,
+  resolve: workflowByName,
   params: WorkflowNameParams,
   body: { schema: CreateScheduleBody, limit: '64kb', validate: true },
   responses: {
@@ -121,6 +123,7 @@ export const listSchedulesRoute = defineRoute({
   description: `All of them: a company holds at most ${MAX_SCHEDULES_PER_WORKFLOW} schedules of a workflow.`,
   tag: 'workflow',
   auth: WORKFLOW_AUTH.read,
+  resolve: workflowByName,
   params: WorkflowNameParams,
   responses: {
     200: { description: 'The schedules.', schema: ScheduleListResponseSchema },

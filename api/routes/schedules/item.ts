@@ -17,6 +17,7 @@ import {
   type SpecFields,
 } from './temporal-schedule.ts';
 import { capOwner, scheduleCap } from './schedule-cap.ts';
+import { workflowByName } from '../workflow/workflow-by-name.ts';
 
 const ITEM_PATH = '/api/workflow/:workflowName/schedules/:scheduleId';
 const NOT_FOUND = failure("Unknown workflow or schedule, or another company's schedule.");
@@ -30,6 +31,7 @@ export const readScheduleRoute = defineRoute({
   summary: 'A schedule',
   tag: 'workflow',
   auth: WORKFLOW_AUTH.read,
+  resolve: workflowByName,
   params: ScheduleParams,
   responses: {
     200: { description: 'The schedule.', schema: ScheduleResponseSchema },
@@ -55,6 +57,7 @@ export const updateScheduleRoute = defineRoute({
   description: 'A spec given replaces the spec (give `cron` or `every`; `timezone` alone keeps the timing).',
   tag: 'workflow',
   auth: WORKFLOW_AUTH.schedule,
+  resolve: workflowByName,
   params: ScheduleParams,
   body: { schema: UpdateScheduleBody, limit: '64kb', validate: true },
   responses: {
@@ -119,6 +122,7 @@ export const deleteScheduleRoute = defineRoute({
     'Runs it already started are not affected (cancel them with DELETE /api/workflow/{name}?runId=).',
   tag: 'workflow',
   auth: WORKFLOW_AUTH.schedule,
+  resolve: workflowByName,
   params: ScheduleParams,
   responses: {
     200: { description: 'Deleted.', schema: ScheduleDeletedSchema },

@@ -48,6 +48,14 @@ describe('workflow routes with API keys', () => {
     // Identity headers alone prove nothing in this mode.
     const headersOnly = { authorization: '', 'x-company-id': randomUUID() };
     assert.equal((await h.trigger('send-welcome-email', { userId: 'u-1' }, headersOnly)).status, 401);
+    // Not even which workflow names exist: 401 first, 404 only for a proven caller.
+    const unknown = await h.trigger('no-such-workflow', {}, noKey);
+    assert.deepEqual([unknown.status, unknown.body], [401, { success: false, error: 'unauthorized' }]);
+    const known = await h.trigger('no-such-workflow', {}, await keyFor(randomUUID()));
+    assert.deepEqual(
+      [known.status, known.body],
+      [404, { success: false, error: "workflow 'no-such-workflow' not found" }],
+    );
   });
 
   it('each verb needs its own scope (403 naming it)', async () => {

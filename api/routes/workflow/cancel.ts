@@ -7,6 +7,7 @@ import { runningHistory } from './run-history.ts';
 import { CancelResponseSchema } from './run-schema.ts';
 import { mapStatus } from './run-status.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import { workflowByName } from './workflow-by-name.ts';
 
 /**
  * DELETE /api/workflow/:workflowName?runId=…: requests cancellation and
@@ -23,6 +24,7 @@ export const cancelRoute = defineRoute({
   summary: 'Request cancellation of a run',
   ...RUN_ROUTE,
   auth: WORKFLOW_AUTH.cancel,
+  resolve: workflowByName,
   responses: {
     202: { description: 'Cancellation requested.', schema: CancelResponseSchema },
     ...RUN_LOOKUP_FAILURES,

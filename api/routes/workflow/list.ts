@@ -13,6 +13,7 @@ import { decodeCursor, encodeCursor } from './runs-cursor.ts';
 import { companyClause } from './visibility-query.ts';
 import { RUN_STATUSES, RunListResponseSchema, WorkflowNameParams, type RunListItem } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import { workflowByName } from './workflow-by-name.ts';
 
 /** Runs per page unless `limit` says otherwise (1 to 100: RunListQuery). */
 const DEFAULT_RUNS_LIMIT = 20;
@@ -93,6 +94,7 @@ export const listRoute = defineRoute({
   params: WorkflowNameParams,
   query: RunListQuery,
   auth: WORKFLOW_AUTH.read,
+  resolve: workflowByName,
   responses: {
     200: { description: 'A page of runs.', schema: RunListResponseSchema },
     400: failure('A filter, limit or cursor that is not valid.'),

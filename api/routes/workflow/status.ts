@@ -8,6 +8,7 @@ import { WORKFLOW_AUTH } from './owner.ts';
 import { RunResponseSchema, RunStatusQuery } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 import { CLIENT_CLOSED_REQUEST, waitFromQuery, waitForClose, waitSlots } from './wait-for-close.ts';
+import { workflowByName } from './workflow-by-name.ts';
 
 /**
  * GET /api/workflow/:workflowName?runId=…[&wait=<seconds>]: the run's status
@@ -23,6 +24,7 @@ export const statusRoute = defineRoute({
   query: RunStatusQuery,
   describeProblem: describeRunStatusProblem,
   auth: WORKFLOW_AUTH.read,
+  resolve: workflowByName,
   responses: {
     200: {
       description: 'The run (with `wait`: once it ended, or as it is when the wait is over).',
