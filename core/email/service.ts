@@ -78,6 +78,13 @@ export interface EmailServiceDeps {
   lifecycle?: LifecycleSink;
 }
 
+/** The template a send body names; undefined for none or an unknown one (which needs authentication). */
+function templateNamedIn(body: unknown) {
+  return isPlainObject(body) && typeof body['template_id'] === 'string'
+    ? getTemplate(body['template_id'])
+    : undefined;
+}
+
 export function createEmailService(deps: EmailServiceDeps): EmailService {
   const { db, config, logger } = deps;
   precompileTemplates();
@@ -159,9 +166,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     options: SendOptions & { rateWaitMs?: number } = {},
   ) => {
     // Authorise first: unauthenticated callers get 401, not details about their payload.
-    const templateId =
-      isPlainObject(body) && typeof body['template_id'] === 'string' ? body['template_id'] : '';
-    const template = getTemplate(templateId);
+    const template = templateNamedIn(body);
     const identity = authorizeSend(principal, template?.requiresAuth ?? true);
     // Without authentication only a signup template gets here (authorizeSend), narrowed.
     const signupTemplate = principal.authenticated ? undefined : template;
@@ -214,8 +219,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
       const paced = { rateWaitMs: BULK_RATE_WAIT_MS };
       const one = (item: unknown, p: Principal) =>
         asksToSchedule(item) ? scheduled.schedule(item, p) : send(item, p, paced);
-      const requiresAuth = (templateId: unknown) =>
-        typeof templateId !== 'string' || (getTemplate(templateId)?.requiresAuth ?? true);
+      const requiresAuth = (item: unknown) => templateNamedIn(item)?.requiresAuth ?? true;
       return sendBulk({ send: one, requiresAuth, logger }, body, principal);
     },
 

@@ -6,7 +6,7 @@ import { tooManySchedules } from '../../../core/workflows/workflow-messages.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
 import { COMPANY_ID } from '../../../core/workflows/search-attributes.ts';
 import { CALLER_MEMO_KEY } from '../../../core/identity.ts';
-import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES, reachOf } from '../workflow/owner.ts';
+import { WORKFLOW_ACCESS, WORKFLOW_AUTH_FAILURES, reachOf } from '../workflow/owner.ts';
 import { WorkflowNameParams } from '../workflow/run-schema.ts';
 import { companyClause } from '../workflow/visibility-query.ts';
 import {
@@ -25,7 +25,6 @@ import {
   withTemporal,
 } from './temporal-schedule.ts';
 import { capOwner, scheduleCap } from './schedule-cap.ts';
-import { workflowByName } from '../workflow/workflow-by-name.ts';
 
 /**
  * A company holds at most this many schedules of one workflow, test and live
@@ -62,8 +61,7 @@ export const createScheduleRoute = defineRoute({
     '(IANA, default UTC); `input` is validated exactly like a trigger. A run still going when the next is due ' +
     'makes that one skipped.',
   tag: 'workflow',
-  auth: WORKFLOW_AUTH.schedule,
-  resolve: workflowByName,
+  ...WORKFLOW_ACCESS.schedule,
   params: WorkflowNameParams,
   body: { schema: CreateScheduleBody, limit: '64kb', validate: true },
   responses: {
@@ -122,8 +120,7 @@ export const listSchedulesRoute = defineRoute({
   summary: "The company's schedules of a workflow",
   description: `All of them: a company holds at most ${MAX_SCHEDULES_PER_WORKFLOW} schedules of a workflow.`,
   tag: 'workflow',
-  auth: WORKFLOW_AUTH.read,
-  resolve: workflowByName,
+  ...WORKFLOW_ACCESS.read,
   params: WorkflowNameParams,
   responses: {
     200: { description: 'The schedules.', schema: ScheduleListResponseSchema },

@@ -1,6 +1,6 @@
 import { defineRoute, failure } from '../../route.ts';
 import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts';
-import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES, reachOf } from '../workflow/owner.ts';
+import { WORKFLOW_ACCESS, WORKFLOW_AUTH_FAILURES, reachOf } from '../workflow/owner.ts';
 import {
   ScheduleDeletedSchema,
   ScheduleParams,
@@ -17,7 +17,6 @@ import {
   type SpecFields,
 } from './temporal-schedule.ts';
 import { capOwner, scheduleCap } from './schedule-cap.ts';
-import { workflowByName } from '../workflow/workflow-by-name.ts';
 
 const ITEM_PATH = '/api/workflow/:workflowName/schedules/:scheduleId';
 const NOT_FOUND = failure("Unknown workflow or schedule, or another company's schedule.");
@@ -30,8 +29,7 @@ export const readScheduleRoute = defineRoute({
   operationId: 'getWorkflowSchedule',
   summary: 'A schedule',
   tag: 'workflow',
-  auth: WORKFLOW_AUTH.read,
-  resolve: workflowByName,
+  ...WORKFLOW_ACCESS.read,
   params: ScheduleParams,
   responses: {
     200: { description: 'The schedule.', schema: ScheduleResponseSchema },
@@ -56,8 +54,7 @@ export const updateScheduleRoute = defineRoute({
   summary: 'Pause, unpause or change a schedule',
   description: 'A spec given replaces the spec (give `cron` or `every`; `timezone` alone keeps the timing).',
   tag: 'workflow',
-  auth: WORKFLOW_AUTH.schedule,
-  resolve: workflowByName,
+  ...WORKFLOW_ACCESS.schedule,
   params: ScheduleParams,
   body: { schema: UpdateScheduleBody, limit: '64kb', validate: true },
   responses: {
@@ -121,8 +118,7 @@ export const deleteScheduleRoute = defineRoute({
   description:
     'Runs it already started are not affected (cancel them with DELETE /api/workflow/{name}?runId=).',
   tag: 'workflow',
-  auth: WORKFLOW_AUTH.schedule,
-  resolve: workflowByName,
+  ...WORKFLOW_ACCESS.schedule,
   params: ScheduleParams,
   responses: {
     200: { description: 'Deleted.', schema: ScheduleDeletedSchema },

@@ -2,12 +2,11 @@ import { RUN_ALREADY_CLOSED } from '../../../core/workflows/workflow-messages.ts
 import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
-import { WORKFLOW_AUTH } from './owner.ts';
+import { WORKFLOW_ACCESS } from './owner.ts';
 import { runningHistory } from './run-history.ts';
 import { CancelResponseSchema } from './run-schema.ts';
 import { mapStatus } from './run-status.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
-import { workflowByName } from './workflow-by-name.ts';
 
 /**
  * DELETE /api/workflow/:workflowName?runId=…: requests cancellation and
@@ -23,8 +22,7 @@ export const cancelRoute = defineRoute({
   operationId: 'cancelWorkflowRun',
   summary: 'Request cancellation of a run',
   ...RUN_ROUTE,
-  auth: WORKFLOW_AUTH.cancel,
-  resolve: workflowByName,
+  ...WORKFLOW_ACCESS.cancel,
   responses: {
     202: { description: 'Cancellation requested.', schema: CancelResponseSchema },
     ...RUN_LOOKUP_FAILURES,

@@ -6,14 +6,13 @@ import { HttpError } from '../../http-error.ts';
 import { defineRoute, failure } from '../../route.ts';
 import type { AppContext } from '../../types.ts';
 import { describeRun } from './find-run.ts';
-import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES, reachOf } from './owner.ts';
+import { WORKFLOW_ACCESS, WORKFLOW_AUTH_FAILURES, reachOf } from './owner.ts';
 import { runningHistory } from './run-history.ts';
 import { viewRun } from './run-status.ts';
 import { decodeCursor, encodeCursor } from './runs-cursor.ts';
 import { companyClause } from './visibility-query.ts';
 import { RUN_STATUSES, RunListResponseSchema, WorkflowNameParams, type RunListItem } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
-import { workflowByName } from './workflow-by-name.ts';
 
 /** Runs per page unless `limit` says otherwise (1 to 100: RunListQuery). */
 const DEFAULT_RUNS_LIMIT = 20;
@@ -93,8 +92,7 @@ export const listRoute = defineRoute({
   tag: 'workflow',
   params: WorkflowNameParams,
   query: RunListQuery,
-  auth: WORKFLOW_AUTH.read,
-  resolve: workflowByName,
+  ...WORKFLOW_ACCESS.read,
   responses: {
     200: { description: 'A page of runs.', schema: RunListResponseSchema },
     400: failure('A filter, limit or cursor that is not valid.'),

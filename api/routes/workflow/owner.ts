@@ -1,20 +1,30 @@
-import type { Reach } from '../../../core/identity.ts';
+import type { Reach, Scope } from '../../../core/identity.ts';
 import type { RouteAuth } from '../../middleware/authenticate.ts';
 import type { AppContext } from '../../types.ts';
-import { failure } from '../../route.ts';
+import { failure, type RouteSpec } from '../../route.ts';
+import { workflowByName } from './workflow-by-name.ts';
 
 /**
- * Who a workflow route acts for. Every run belongs to a company: the API
- * key's (AUTH_MODE=api-key) or `X-Company-Id` (trusted-headers). The run
- * carries that identity in its memo; GET and DELETE see only the company's
- * own runs.
+ * Who a workflow route acts for, and on which workflow. Every run belongs to
+ * a company: the API key's (AUTH_MODE=api-key) or, behind a trusted proxy,
+ * the caller the three identity headers name. The run carries that identity
+ * in its memo; GET and DELETE see only the company's own runs. The workflow
+ * named in the path is looked up once the caller is proven (an unproven one
+ * is 401 whatever the name). One entry per verb, spread into every route
+ * under `/api/workflow/:workflowName`, so none has the one without the other.
  */
-export const WORKFLOW_AUTH = {
-  trigger: { scope: 'workflows:trigger', identityFromKey: true, company: true, wholeCaller: true },
-  read: { scope: 'workflows:read', identityFromKey: true, company: true, wholeCaller: true },
-  cancel: { scope: 'workflows:cancel', identityFromKey: true, company: true, wholeCaller: true },
-  schedule: { scope: 'workflows:schedule', identityFromKey: true, company: true, wholeCaller: true },
-} as const satisfies Record<string, RouteAuth>;
+const access = (scope: Scope) =>
+  ({
+    auth: { scope, identityFromKey: true, company: true, wholeCaller: true } satisfies RouteAuth,
+    resolve: workflowByName,
+  }) as const satisfies Partial<RouteSpec>;
+
+export const WORKFLOW_ACCESS = {
+  trigger: access('workflows:trigger'),
+  read: access('workflows:read'),
+  cancel: access('workflows:cancel'),
+  schedule: access('workflows:schedule'),
+};
 
 export const WORKFLOW_AUTH_FAILURES = {
   401: failure(

@@ -4,11 +4,10 @@ import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
 import { runningHistory } from './run-history.ts';
 import { viewRun } from './run-status.ts';
-import { WORKFLOW_AUTH } from './owner.ts';
+import { WORKFLOW_ACCESS } from './owner.ts';
 import { RunResponseSchema, RunStatusQuery } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 import { CLIENT_CLOSED_REQUEST, waitFromQuery, waitForClose, waitSlots } from './wait-for-close.ts';
-import { workflowByName } from './workflow-by-name.ts';
 
 /**
  * GET /api/workflow/:workflowName?runId=…[&wait=<seconds>]: the run's status
@@ -23,8 +22,7 @@ export const statusRoute = defineRoute({
   ...RUN_ROUTE,
   query: RunStatusQuery,
   describeProblem: describeRunStatusProblem,
-  auth: WORKFLOW_AUTH.read,
-  resolve: workflowByName,
+  ...WORKFLOW_ACCESS.read,
   responses: {
     200: {
       description: 'The run (with `wait`: once it ended, or as it is when the wait is over).',

@@ -11,10 +11,9 @@ import { validateWorkflowInput } from '../../../core/workflows/validate-input.ts
 import { statusOf } from '../../middleware/error-handler.ts';
 import { defineRoute, failure } from '../../route.ts';
 import type { AppMiddleware } from '../../types.ts';
-import { WORKFLOW_AUTH, WORKFLOW_AUTH_FAILURES } from './owner.ts';
+import { WORKFLOW_ACCESS, WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { TriggerHeaders, TriggerResponseSchema, WorkflowNameParams } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
-import { workflowByName } from './workflow-by-name.ts';
 
 /**
  * The run id: Temporal's workflow id, what operators search for in the Web
@@ -98,8 +97,7 @@ export const triggerRoute = defineRoute({
   operationId: 'triggerWorkflow',
   summary: 'Start a workflow run',
   tag: 'workflow',
-  auth: WORKFLOW_AUTH.trigger,
-  resolve: workflowByName,
+  ...WORKFLOW_ACCESS.trigger,
   body: { schema: Type.Object({}, { additionalProperties: true }), limit: TRIGGER_BODY_LIMIT },
   params: WorkflowNameParams,
   headers: TriggerHeaders,

@@ -46,8 +46,8 @@ type SendOne = (body: unknown, principal: Principal) => Promise<SendResult | Sch
 
 export interface BulkDeps {
   send: SendOne;
-  /** Whether a template needs an authenticated caller (true for an unknown one). */
-  requiresAuth: (templateId: unknown) => boolean;
+  /** Whether an item's template needs an authenticated caller (true for none or an unknown one). */
+  requiresAuth: (item: unknown) => boolean;
   logger: Logger;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -79,9 +79,7 @@ function authorizeBulk(deps: BulkDeps, principal: Principal, raw: unknown): void
   // An unauthenticated body is at most 64 KB (api/middleware/json-body.ts): this walk is bounded.
   const emails = isPlainObject(raw) ? raw['emails'] : undefined;
   const signupOnly =
-    Array.isArray(emails) &&
-    emails.length > 0 &&
-    emails.every((item) => isPlainObject(item) && !deps.requiresAuth(item['template_id']));
+    Array.isArray(emails) && emails.length > 0 && emails.every((item) => !deps.requiresAuth(item));
   if (!signupOnly) throw new MailroomError('unauthorized', UNAUTHORIZED);
 }
 
