@@ -81,6 +81,28 @@ describe('POST /api/email/send', () => {
       }
     });
 
+    it('quotes names with a comma or semicolon for SendGrid, which drops such messages otherwise', async () => {
+      const res = await app.post(
+        '/api/email/send',
+        invoiceBody({
+          to: { email: 'jane@example.com', name: 'Doe, Jane' },
+          cc: [{ email: 'd@example.com', name: 'Semi; Colon' }, { email: 'e@example.com', name: 'Plain Name' }],
+          bcc: { email: 'f@example.com', name: 'Acme "Billing", Inc.' },
+        }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const sent = app.fake.accepted[0]!.body.personalizations[0]!;
+      assert.deepEqual(sent.to, [{ email: 'jane@example.com', name: '"Doe, Jane"' }]);
+      assert.deepEqual(sent.cc, [
+        { email: 'd@example.com', name: '"Semi; Colon"' },
+        { email: 'e@example.com', name: 'Plain Name' },
+      ]);
+      assert.deepEqual(sent.bcc, [{ email: 'f@example.com', name: '"Acme \\"Billing\\", Inc."' }]);
+      // The record keeps the name as the caller gave it.
+      const data = await status(String(res.body['email_id']));
+      assert.equal(data['recipient_name'], 'Doe, Jane');
+    });
+
     it('sends cc and bcc given as a string or an array, and reply_to / from', async () => {
       let res = await app.post(
         '/api/email/send',

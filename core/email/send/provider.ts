@@ -83,9 +83,9 @@ export function createSendGridProvider(config: Config): MailProvider | undefined
           ...(message.replyTo ? { replyTo: message.replyTo } : {}),
           personalizations: [
             {
-              to: message.to,
-              ...(message.cc.length ? { cc: message.cc } : {}),
-              ...(message.bcc.length ? { bcc: message.bcc } : {}),
+              to: message.to.map(quotedName),
+              ...(message.cc.length ? { cc: message.cc.map(quotedName) } : {}),
+              ...(message.bcc.length ? { bcc: message.bcc.map(quotedName) } : {}),
             },
           ],
           subject: message.subject,
@@ -116,6 +116,19 @@ export function createSendGridProvider(config: Config): MailProvider | undefined
       }
     },
   };
+}
+
+/**
+ * SendGrid's v3 API takes a recipient's name as is, and documents that it
+ * must not contain `,` or `;`: it answers 202 and then drops the message as
+ * invalid, having read part of the name as an address. Such a name ("Doe,
+ * Jane", "Acme, Inc.") goes quoted, as an RFC 5322 quoted string, which is
+ * SendGrid's documented way to carry them; the recipient sees the name.
+ */
+export function quotedName(address: Address): Address {
+  const { name } = address;
+  if (name === undefined || !/[,;]/.test(name)) return address;
+  return { ...address, name: `"${name.replace(/[\\"]/g, '\\$&')}"` };
 }
 
 export function defaultSender(config: Config): Address {
