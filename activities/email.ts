@@ -120,7 +120,7 @@ export function createEmailActivities({ email, config }: { email: EmailService; 
       const to = req.recipients.map((email, i) => (i === 0 && name ? { email, name } : email));
       const data: TemplateData<typeof template> = {
         RECIPIENT_NAME: req.recipientName ?? 'there',
-        DASHBOARD_URL: `${config.publicBaseUrl}/dashboard`,
+        DASHBOARD_URL: config.dashboardUrl,
         ...(req.resourceIdRef ? { REFERENCE_ID: req.resourceIdRef } : {}),
       };
       const body = templateSend(template, data, {

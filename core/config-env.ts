@@ -37,7 +37,10 @@ export const EnvSchema = Type.Object({
   EMAIL_FROM: Type.String({ minLength: 3, default: 'Mailroom <no-reply@mailroom.example.com>' }),
   BLOCKED_EMAIL_DOMAINS: Type.String({ default: '' }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
+  /** The product's own web app (where its users sign in): the origin of the workflow emails' links. */
+  APP_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
   LOGIN_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
+  DASHBOARD_URL: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://' })),
   SUPPORT_EMAIL: Type.String({ format: 'email', default: 'support@mailroom.example.com' }),
   ALLOWED_SENDERS: Type.Optional(Type.String()),
   ATTACHMENT_FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000 }),

@@ -64,3 +64,23 @@ describe('configuration of the trust boundary', () => {
     assert.equal(config.authMode, 'trusted-headers');
   });
 });
+
+describe('the workflow emails’ links', () => {
+  it('point at APP_URL (the product’s web app), each overridable; the gateway’s origin only as a fallback', () => {
+    const base = { MAILROOM_SECRET: SECRET, PUBLIC_BASE_URL: 'https://mail.example.com' };
+    const fallback = loadConfig(base);
+    assert.equal(fallback.loginUrl, 'https://mail.example.com/login');
+    assert.equal(fallback.dashboardUrl, 'https://mail.example.com/dashboard');
+    assert.deepEqual(fallback.appLinksOnGateway, ['LOGIN_URL', 'DASHBOARD_URL']);
+
+    const app = loadConfig({ ...base, APP_URL: 'https://app.acme.example/' });
+    assert.equal(app.loginUrl, 'https://app.acme.example/login');
+    assert.equal(app.dashboardUrl, 'https://app.acme.example/dashboard');
+    assert.deepEqual(app.appLinksOnGateway, []);
+
+    const own = loadConfig({ ...base, DASHBOARD_URL: 'https://app.acme.example/settings/ein' });
+    assert.equal(own.dashboardUrl, 'https://app.acme.example/settings/ein');
+    assert.deepEqual(own.appLinksOnGateway, ['LOGIN_URL']);
+    assert.match(fails({ ...base, APP_URL: 'javascript:alert(1)' }), /^invalid configuration: APP_URL /);
+  });
+});

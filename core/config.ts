@@ -47,7 +47,16 @@ export interface Config {
   allowedSenders: string[];
   blockedEmailDomains: string[];
   workerConcurrency: number;
+  /** The welcome email's sign-in link (LOGIN_URL, else APP_URL + /login). */
   loginUrl: string;
+  /** The EIN emails' dashboard link (DASHBOARD_URL, else APP_URL + /dashboard). */
+  dashboardUrl: string;
+  /**
+   * The workflow emails' links that fell back to the gateway's own origin (no
+   * APP_URL nor the variable itself): the gateway serves no such page, so the
+   * worker warns at start.
+   */
+  appLinksOnGateway: string[];
   supportEmail: string;
   attachmentFetchTimeoutMs: number;
   workflowBundlePath: string | undefined;
@@ -160,6 +169,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (!from || !isValidMailbox(from))
     throw fail('EMAIL_FROM', 'must be an address or "Name <address>", e.g. Acme <no-reply@acme.com>');
   const publicBaseUrl = withoutTrailingSlashes(e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`);
+  // The workflow emails link to the product's app; without APP_URL, to this gateway's origin (dev).
+  const appUrl = withoutTrailingSlashes(e.APP_URL ?? publicBaseUrl);
   if (e.METRICS_PORT !== undefined && e.METRICS_PORT === e.PORT)
     throw fail('METRICS_PORT', 'must differ from PORT (unset it to serve /metrics on PORT)');
   return {
@@ -202,7 +213,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     }),
     blockedEmailDomains: list(e.BLOCKED_EMAIL_DOMAINS).map((d) => d.toLowerCase()),
     workerConcurrency: e.WORKER_CONCURRENCY,
-    loginUrl: e.LOGIN_URL ?? `${publicBaseUrl}/login`,
+    loginUrl: e.LOGIN_URL ?? `${appUrl}/login`,
+    dashboardUrl: e.DASHBOARD_URL ?? `${appUrl}/dashboard`,
+    appLinksOnGateway: [
+      ...(e.APP_URL || e.LOGIN_URL ? [] : ['LOGIN_URL']),
+      ...(e.APP_URL || e.DASHBOARD_URL ? [] : ['DASHBOARD_URL']),
+    ],
     supportEmail: e.SUPPORT_EMAIL,
     attachmentFetchTimeoutMs: e.ATTACHMENT_FETCH_TIMEOUT_MS,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,

@@ -322,6 +322,9 @@ describe('send-email-received-ein', () => {
     assert.equal(email.template_id, 'ein-rejected');
     const html = h.fake.accepted[0]!.body.content.find((c) => c.type === 'text/html')?.value ?? '';
     assert.match(html, /there/); // RECIPIENT_NAME defaults to "there"
+    // Its one call to action leads to the product's app (APP_URL), not to the gateway.
+    const text = h.fake.accepted[0]!.body.content.find((c) => c.type === 'text/plain')?.value ?? '';
+    assert.match(text, /^Review and resubmit: https:\/\/app\.mailroom\.test\/dashboard$/m);
   });
 });
 

@@ -116,6 +116,11 @@ logger.info(
   },
   'worker started',
 );
+if (config.appLinksOnGateway.length > 0)
+  logger.warn(
+    { unset: config.appLinksOnGateway, link_origin: config.publicBaseUrl },
+    `the workflow emails link to ${config.appLinksOnGateway.join(' and ')} on this gateway's origin, which serves no such page: set APP_URL to your product's web app`,
+  );
 state.worker = worker;
 // No email record stays pending forever (core/email/sweeper.ts). Each swept
 // record is logged with `swept: true` and counted (mailroom_emails_swept_total).

@@ -50,6 +50,8 @@ export async function startEmailCore(options: EmailCoreOptions = {}): Promise<Em
     SENDGRID_BASE_URL: fake.url,
     BLOCKED_EMAIL_DOMAINS: 'blocked.example',
     PUBLIC_BASE_URL: 'http://mailroom.test',
+    // The product's web app: the workflow emails' sign-in and dashboard links.
+    APP_URL: 'https://app.mailroom.test',
     EMAIL_FROM: 'Mailroom <no-reply@mailroom.test>',
     LOG_LEVEL: 'silent',
     MAILROOM_SECRET: TEST_SECRET,
