@@ -48,3 +48,20 @@ describe("built-in templates' links, tracked as rendered", () => {
     });
   }
 });
+
+describe("built-in templates' visible URLs", () => {
+  for (const spec of TEMPLATES.filter((t) => t.id !== CUSTOM_TEMPLATE_ID)) {
+    it(`${spec.id}: a link whose text is a URL goes to that URL, untracked (no phishing-check mismatch)`, () => {
+      const data = SAMPLE_DATA[spec.id] ?? {};
+      const html = renderEmail({
+        templateId: spec.id,
+        data,
+        subject: renderSubject(spec.id, data),
+        trackingPixelUrl: PIXEL,
+        trackLink: (href) => clicks.link(EMAIL_ID, href),
+      }).html;
+      const shown = [...html.matchAll(/<a href="([^"]*)"[^>]*>(https?:\/\/[^<]*)<\/a>/g)];
+      for (const [, href, text] of shown) assert.equal(href, text);
+    });
+  }
+});
