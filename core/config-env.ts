@@ -35,6 +35,8 @@ export const EnvSchema = Type.Object({
   /** How long a connection to SendGrid may take to be ready (TCP and TLS) before the send fails over. */
   SENDGRID_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
   EMAIL_FROM: Type.String({ minLength: 3, default: 'Mailroom <no-reply@mailroom.example.com>' }),
+  /** The Reply-To of sends that name none (an address or `Name <address>`). */
+  EMAIL_REPLY_TO: Type.Optional(Type.String({ minLength: 3 })),
   BLOCKED_EMAIL_DOMAINS: Type.String({ default: '' }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
   /** The product's own web app (where its users sign in): the origin of the workflow emails' links. */

@@ -84,3 +84,18 @@ describe('the workflow emails’ links', () => {
     assert.match(fails({ ...base, APP_URL: 'javascript:alert(1)' }), /^invalid configuration: APP_URL /);
   });
 });
+
+describe('EMAIL_REPLY_TO', () => {
+  it('is an address or "Name <address>", else the start stops naming it', () => {
+    const base = { MAILROOM_SECRET: SECRET };
+    assert.equal(loadConfig(base).emailReplyTo, undefined);
+    assert.deepEqual(loadConfig({ ...base, EMAIL_REPLY_TO: 'Acme Help <help@acme.example>' }).emailReplyTo, {
+      email: 'help@acme.example',
+      name: 'Acme Help',
+    });
+    assert.match(
+      fails({ ...base, EMAIL_REPLY_TO: 'not an address' }),
+      /^invalid configuration: EMAIL_REPLY_TO /,
+    );
+  });
+});

@@ -4,7 +4,7 @@ import proxyaddr from 'proxy-addr';
 import { firstProblem, httpOrigin, isSenderEntry, normalizeSenderEntry, schemaErrors } from './validation.ts';
 import type { LOG_LEVELS } from './config-env.ts';
 import { EnvSchema, type AuthMode, type Env } from './config-env.ts';
-import { isValidMailbox, parseMailbox } from './email/addresses.ts';
+import { isValidMailbox, parseMailbox, type Address } from './email/addresses.ts';
 
 export type { AuthMode } from './config-env.ts';
 
@@ -43,6 +43,8 @@ export interface Config {
     maxPerSecond: Partial<Record<'sendgrid' | 'smtp', number>>;
   };
   emailFrom: string;
+  /** EMAIL_REPLY_TO: the Reply-To of sends that name none. */
+  emailReplyTo: Address | undefined;
   /** Domains or addresses every company may send as, besides EMAIL_FROM (core/email/send/senders/sender-policy.ts). */
   allowedSenders: string[];
   blockedEmailDomains: string[];
@@ -168,6 +170,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const from = parseMailbox(e.EMAIL_FROM);
   if (!from || !isValidMailbox(from))
     throw fail('EMAIL_FROM', 'must be an address or "Name <address>", e.g. Acme <no-reply@acme.com>');
+  const replyTo = e.EMAIL_REPLY_TO === undefined ? undefined : parseMailbox(e.EMAIL_REPLY_TO);
+  if (e.EMAIL_REPLY_TO !== undefined && (!replyTo || !isValidMailbox(replyTo)))
+    throw fail('EMAIL_REPLY_TO', 'must be an address or "Name <address>", e.g. Acme Support <help@acme.com>');
   const publicBaseUrl = withoutTrailingSlashes(e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`);
   // The workflow emails link to the product's app; without APP_URL, to this gateway's origin (dev).
   const appUrl = withoutTrailingSlashes(e.APP_URL ?? publicBaseUrl);
@@ -202,6 +207,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       connectTimeoutMs: e.SENDGRID_CONNECT_TIMEOUT_MS,
     },
     emailFrom: e.EMAIL_FROM,
+    emailReplyTo: replyTo,
     allowedSenders: list(e.ALLOWED_SENDERS ?? '').map((value) => {
       const entry = normalizeSenderEntry(value);
       if (!isSenderEntry(entry))

@@ -257,6 +257,28 @@ describe('renderEmail', () => {
     }
   });
 
+  it('asks for a reply only when a reply reaches someone (the render flag, not template_data)', () => {
+    const asking = [
+      'invoice',
+      'batch-invoice',
+      'quote-recipient',
+      'payment-received',
+      'payment-reminder',
+      'ein-rejected',
+    ];
+    for (const id of asking) {
+      const data = SAMPLE_DATA[id] ?? {};
+      const base = { templateId: id, subject: renderSubject(id, data), trackingPixelUrl: undefined };
+      const noReply = renderEmail({ ...base, data: { ...data, replyable: 'true' } });
+      const replyable = renderEmail({ ...base, data, replyable: true });
+      for (const part of ['html', 'text'] as const) {
+        assert.doesNotMatch(noReply[part], /reply to this email/, `${id} ${part} without a reply path`);
+        assert.match(replyable[part], /reply to this email/, `${id} ${part} with a reply path`);
+      }
+      assert.match(noReply.text, /contact|get in touch/, `${id}: says whom to turn to instead`);
+    }
+  });
+
   it('shows optional REFERENCE_ID only when present', () => {
     for (const id of ['ein-received', 'ein-verified', 'ein-rejected']) {
       const withRef = render(id);

@@ -43,6 +43,13 @@ export interface RenderInput {
    * Not for `custom`, whose links are found by scanning (link-rewriter.ts).
    */
   trackLink?: ((href: string) => string | undefined) | undefined;
+  /**
+   * A reply reaches someone (the message has a Reply-To, or a sender other
+   * than the default no-reply one): templates then say "reply to this email"
+   * (`{{#if @replyable}}`), else point elsewhere. A render flag, not a
+   * variable, so template_data cannot set it.
+   */
+  replyable?: boolean | undefined;
 }
 
 /** Folder holding templates/<id>/html.hbs, text.hbs and templates/_shared/*.hbs. */
@@ -182,7 +189,11 @@ export function renderEmail(input: RenderInput): { html: string; text: string } 
     return renderCustom(input.htmlBody, input.subject, input.trackingPixelUrl);
   }
   const { html, text } = compiledFor(spec);
-  const data = { subject: input.subject, trackingPixelUrl: input.trackingPixelUrl };
+  const data = {
+    subject: input.subject,
+    trackingPixelUrl: input.trackingPixelUrl,
+    replyable: input.replyable === true,
+  };
   const context = { ...input.data };
   return {
     html: tidy(html!(context, { data: { ...data, trackLink: input.trackLink } })),

@@ -121,6 +121,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     ),
     quotas,
     sender: defaultSender(config),
+    replyTo: config.emailReplyTo,
     publicBaseUrl: config.publicBaseUrl,
     clicks,
     customHtml,

@@ -52,6 +52,8 @@ export interface SendPipelineDeps {
   /** Companies' daily limits: live sends count, test sends never. */
   quotas: DailyQuotas;
   sender: Address;
+  /** EMAIL_REPLY_TO: the Reply-To of a send that names none. */
+  replyTo: Address | undefined;
   publicBaseUrl: string;
   /** Rewrites the HTML's links to signed click redirects (unless the send says `track_clicks: false`). */
   clicks: ClickTracking;
@@ -147,7 +149,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         to: input.to,
         cc: input.cc,
         bcc: input.bcc,
-        replyTo: input.replyTo,
+        replyTo: input.replyTo ?? deps.replyTo,
         subject: input.subject,
         html: rendered.html,
         text: rendered.text,
@@ -254,6 +256,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         subject: input.subject,
         trackingPixelUrl,
         trackLink: input.trackClicks ? (href) => deps.clicks.link(emailId, href) : undefined,
+        replyable: repliesReachSomeone(input),
       });
     if (input.htmlBody === undefined) throw new Error('html_body is required for the custom template');
     // The render threads take turns by company: another's queue never holds this one back.
@@ -261,6 +264,16 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       { htmlBody: input.htmlBody, subject: input.subject, trackingPixelUrl, findLinks: input.trackClicks },
       record.company_id ?? '',
     );
+  }
+
+  /**
+   * Whether a reply to the message reaches someone: it has a Reply-To (its
+   * own or EMAIL_REPLY_TO), or comes from a sender other than the default
+   * one (a no-reply address unless configured otherwise).
+   */
+  function repliesReachSomeone(input: NormalizedSend): boolean {
+    const replyAddress = input.replyTo ?? deps.replyTo ?? input.from;
+    return replyAddress !== undefined && replyAddress.email.toLowerCase() !== deps.sender.email.toLowerCase();
   }
 
   /** The company's (or its test list's) suppressed recipients, left out of `input` (sends without a company have no list). */
