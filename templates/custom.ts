@@ -4,7 +4,7 @@
  * (core/email/html-render-task.ts): as little as possible, so a thread starts fast.
  */
 import Handlebars from 'handlebars';
-import { convert } from 'html-to-text';
+import { convert, type HtmlToTextOptions } from 'html-to-text';
 import { trackingPixelTag } from './markup.ts';
 
 /** Where the last `</tag>` (any case, blanks before `>`) starts; -1 when there is none. Linear. */
@@ -26,6 +26,32 @@ function lastClosingTag(html: string, tag: string): number {
  * as given).
  */
 const TEXT_PART_MAX_DEPTH = 200;
+
+/**
+ * How the caller's HTML becomes its plain-text part, for a reader of plain
+ * text: lines wrapped at 76 (long URLs are not split); headings as written
+ * (upper-casing changes words: ß becomes SS); a table's cells in aligned
+ * columns, one row per line (by default cells ran together:
+ * `Widget$5.00Total$5.00`); an image as its alt text, so a linked banner
+ * says what its link is for (images without one are left out); a link as
+ * `text [url]`, the URL alone when it is the text.
+ */
+const TEXT_PART_OPTIONS: HtmlToTextOptions = {
+  wordwrap: 76,
+  limits: { maxDepth: TEXT_PART_MAX_DEPTH },
+  formatters: {
+    altText(elem, _walk, builder) {
+      const alt = (elem.attribs?.['alt'] ?? '').trim();
+      if (alt) builder.addInline(alt);
+    },
+  },
+  selectors: [
+    { selector: 'img', format: 'altText' },
+    { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+    ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, options: { uppercase: false } })),
+    { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false, maxColumnWidth: 76 } },
+  ],
+};
 
 /**
  * The caller's HTML as given (their markup, so not escaped), with the pixel
@@ -63,13 +89,6 @@ export function renderCustom(
       '',
     ].join('\n');
   }
-  const text = convert(htmlBody, {
-    wordwrap: false,
-    limits: { maxDepth: TEXT_PART_MAX_DEPTH },
-    selectors: [
-      { selector: 'img', format: 'skip' },
-      { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
-    ],
-  });
+  const text = convert(htmlBody, TEXT_PART_OPTIONS);
   return { html, text: `${text.trim()}\n` };
 }

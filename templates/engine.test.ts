@@ -279,6 +279,28 @@ describe('renderEmail', () => {
     }
   });
 
+  it("writes custom's text part for a plain-text reader: table rows, alt text, headings as written, 76 columns", () => {
+    const words = 'word '.repeat(60);
+    const { text } = render(
+      'custom',
+      {},
+      `<h1>Grüße aus Köln</h1><table><tr><td>Widget</td><td>$5.00</td></tr><tr><td>Total</td><td>$12.50</td></tr></table>` +
+        `<p><a href="https://shop.example/sale"><img src="https://shop.example/b.png" alt="Winter sale"></a></p><p>${words}</p>`,
+    );
+    assert.match(text, /^Grüße aus Köln$/m);
+    assert.match(text, /^Widget +\$5\.00$/m);
+    assert.match(text, /^Total +\$12\.50$/m);
+    assert.match(text, /^Winter sale \[https:\/\/shop\.example\/sale\]$/m);
+    assert.ok(
+      text.split('\n').every((line) => line.length <= 76),
+      'no line over 76',
+    );
+  });
+
+  it('sets the built-in footer apart with the signature delimiter "-- "', () => {
+    assert.match(render('invoice').text, /\n-- \n/);
+  });
+
   it('shows optional REFERENCE_ID only when present', () => {
     for (const id of ['ein-received', 'ein-verified', 'ein-rejected']) {
       const withRef = render(id);

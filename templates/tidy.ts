@@ -15,7 +15,8 @@ export function tidy(output: string): string {
   const kept: string[] = [];
   let blankBefore = false;
   for (const line of lines) {
-    const trimmed = trimTrailingBlanks(line);
+    // "-- " alone on its line is the signature delimiter (RFC 3676): mail clients set the footer after it apart.
+    const trimmed = line === '-- ' ? line : trimTrailingBlanks(line);
     const blank = trimmed.length === 0;
     // A second blank line in a row would make three newlines in a row: at most two are kept.
     if (blank && blankBefore) continue;
