@@ -43,25 +43,33 @@ export type TemplateData<T extends TemplateDefinition> = Static<T['variables']>;
  * - `link`: a per-user http(s) link, checked as a link for every caller
  *   (core/email/template-variables.ts) and held to SIGNUP_LINK_ORIGINS
  *   without authentication;
+ * - `address`: an email address shown as a mailto: link (`SENDER_EMAIL`), checked as an address
+ *   for every caller;
  * - `config`: a value of the deployment's configuration (`x-config` names
  *   which), taken from configuration, never from an unauthenticated request.
  */
-export type VariableKind = 'text' | 'name' | 'link' | 'config';
+export type VariableKind = 'text' | 'name' | 'link' | 'address' | 'config';
 
 /** The configuration values a `config` variable may stand for (core/email/signup-guard.ts maps them). */
 export type ConfiguredValue = 'supportEmail';
 
 const KIND = 'x-kind';
+/**
+ * A required variable holds more than blanks: a value of spaces renders as
+ * nothing ("Due by:     "), so it counts as missing. Unanchored, one
+ * character class: linear on any input.
+ */
+const NOT_BLANK = '\\S';
 const CONFIG = 'x-config';
 
 /** A required variable: a non-empty string. The description shows in docs. */
 export function requiredText(description: string): TString {
-  return Type.String({ minLength: 1, description, [KIND]: 'text' });
+  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: 'text' });
 }
 
 /** A required name variable (`USER_NAME`, `RECIPIENT_NAME`, …): see VariableKind. */
 export function requiredName(description: string): TString {
-  return Type.String({ minLength: 1, description, [KIND]: 'name' });
+  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: 'name' });
 }
 
 /**
@@ -70,12 +78,17 @@ export function requiredName(description: string): TString {
  * signup send.
  */
 export function requiredLink(description: string): TString {
-  return Type.String({ minLength: 1, description, [KIND]: 'link' });
+  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: 'link' });
+}
+
+/** A required address variable (`SENDER_EMAIL`): see VariableKind. */
+export function requiredAddress(description: string): TString {
+  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: 'address' });
 }
 
 /** A required variable whose value is the deployment's configuration (`SUPPORT_EMAIL`). */
 export function requiredConfig(description: string, value: ConfiguredValue): TString {
-  return Type.String({ minLength: 1, description, [KIND]: 'config', [CONFIG]: value });
+  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: 'config', [CONFIG]: value });
 }
 
 /** Each declared variable with its kind (undeclared schemas count as text). */
@@ -91,11 +104,16 @@ export function variableKinds(
   });
 }
 
+/** The names of a template's variables of one kind (its link variables, its address variables). */
+export function variablesOfKind(definition: TemplateDefinition, kind: VariableKind): string[] {
+  return variableKinds(definition)
+    .filter((v) => v.kind === kind)
+    .map((v) => v.name);
+}
+
 /** The names of a template's link variables. */
 export function linkVariables(definition: TemplateDefinition): string[] {
-  return variableKinds(definition)
-    .filter((v) => v.kind === 'link')
-    .map((v) => v.name);
+  return variablesOfKind(definition, 'link');
 }
 
 /** An optional variable: rendered only when present. */

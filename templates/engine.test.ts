@@ -297,6 +297,15 @@ describe('renderEmail', () => {
     );
   });
 
+  it("company-invite's footer names who invited the reader, who has no account yet", () => {
+    const { html, text } = render('company-invite');
+    const { SENDER_NAME, ORGANIZATION_NAME } = SAMPLE_DATA['company-invite']!;
+    for (const part of [html, text]) {
+      assert.doesNotMatch(part, /your Mailroom account/);
+      assert.ok(part.includes(`because ${SENDER_NAME} invited you to ${ORGANIZATION_NAME}.`));
+    }
+  });
+
   it('sets the built-in footer apart with the signature delimiter "-- "', () => {
     assert.match(render('invoice').text, /\n-- \n/);
   });

@@ -14,6 +14,10 @@ describe('missingVariables', () => {
       missingVariables('invoice', { INVOICE_NUMBER: 'INV-1', DUE_DATE: '', AUTHOR_NAME: 42, EXTRA: 'kept' }),
       ['AUTHOR_NAME', 'AMOUNT_TOTAL', 'DUE_DATE', 'RECIPIENT_NAME', 'INVOICE_URL'],
     );
+    // Blanks alone render as nothing ("Due by:     "): missing too.
+    assert.deepEqual(missingVariables('invoice', { ...SAMPLE_DATA['invoice'], DUE_DATE: ' \t\n ' }), [
+      'DUE_DATE',
+    ]);
     assert.deepEqual(missingVariables('welcome', {}), ['USER_NAME', 'LOGIN_URL', 'SUPPORT_EMAIL']);
     const { RESET_URL: _dropped, ...withoutResetUrl } = SAMPLE_DATA['password-reset']!;
     assert.deepEqual(missingVariables('password-reset', withoutResetUrl), ['RESET_URL']);

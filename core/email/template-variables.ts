@@ -1,7 +1,8 @@
-import { linkVariables } from '../../templates/define.ts';
+import { linkVariables, variablesOfKind } from '../../templates/define.ts';
 import { CUSTOM_TEMPLATE_ID, getTemplate } from '../../templates/index.ts';
 import { checkLink } from '../../templates/links.ts';
 import { isPlainObject, schemaErrors } from '../validation.ts';
+import { isValidAddress } from './addresses.ts';
 
 /** The variable an ajv error is about: the missing property, or the first segment of the path. */
 function variableOf(error: { instancePath: string; params: Record<string, unknown> }): string | undefined {
@@ -29,6 +30,8 @@ export function missingVariables(id: string, data: unknown): string[] {
  * parser's serialisation (the only form an email shows, templates/links.ts),
  * or the first link variable, in declared order, that is not a valid link.
  * For every caller: a link the parsers disagree about is refused, whoever sends it.
+ * An address variable (shown as a mailto: link) must be one plain address,
+ * nothing after it (`?body=…` would prefill the reader's reply).
  */
 export function canonicalLinks(
   id: string,
@@ -43,6 +46,11 @@ export function canonicalLinks(
     const link = checkLink(value);
     if ('problem' in link) return { variable: name, problem: link.problem };
     if (link.href !== value) canonical = { ...canonical, [name]: link.href };
+  }
+  for (const name of variablesOfKind(template, 'address')) {
+    const value = data[name];
+    if (value !== undefined && !isValidAddress(value))
+      return { variable: name, problem: 'must be an email address' };
   }
   return { data: canonical };
 }

@@ -1,4 +1,4 @@
-import { defineTemplate, requiredLink, requiredText, variablesSchema } from '../define.ts';
+import { defineTemplate, requiredAddress, requiredLink, requiredText, variablesSchema } from '../define.ts';
 
 export default defineTemplate({
   id: 'company-invite',
@@ -10,7 +10,9 @@ export default defineTemplate({
     ORGANIZATION_NAME: requiredText('Organization the team belongs to'),
     RECIPIENT_NAME: requiredText('Name of the person invited'),
     SENDER_NAME: requiredText('Name of the person sending the invitation'),
-    SENDER_EMAIL: requiredText('Email address of the person sending the invitation'),
+    SENDER_EMAIL: requiredAddress(
+      'Email address of the person sending the invitation (shown as a mailto: link)',
+    ),
     INVITE_LINK: requiredLink('http(s) link that accepts the invitation'),
   }),
 });

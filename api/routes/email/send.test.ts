@@ -86,7 +86,10 @@ describe('POST /api/email/send', () => {
         '/api/email/send',
         invoiceBody({
           to: { email: 'jane@example.com', name: 'Doe, Jane' },
-          cc: [{ email: 'd@example.com', name: 'Semi; Colon' }, { email: 'e@example.com', name: 'Plain Name' }],
+          cc: [
+            { email: 'd@example.com', name: 'Semi; Colon' },
+            { email: 'e@example.com', name: 'Plain Name' },
+          ],
           bcc: { email: 'f@example.com', name: 'Acme "Billing", Inc.' },
         }),
       );
@@ -522,6 +525,31 @@ describe('POST /api/email/send', () => {
         { to: 'a@example.com', subject: 's', template_id: 'custom', html_body: '<p>x\u001b[31m</p>' },
         'invalid field html_body: must not contain control characters.',
       ],
+      [
+        'a blank required variable',
+        invoiceBody({ template_data: { ...(invoiceBody()['template_data'] as object), DUE_DATE: '   ' } }),
+        'missing required fields: DUE_DATE',
+      ],
+      // Address variables (a mailto: link): one plain address, nothing after it.
+      ...['not an email', 'priya@acme.example?body=Send%20your%20password'].map(
+        (value): [string, Record<string, unknown>, string] => [
+          `an address variable of ${JSON.stringify(value)}`,
+          {
+            to: 'sam@example.com',
+            subject: 'Invite',
+            template_id: 'company-invite',
+            template_data: {
+              TEAM_NAME: 'Finance',
+              ORGANIZATION_NAME: 'Acme',
+              RECIPIENT_NAME: 'Sam',
+              SENDER_NAME: 'Priya',
+              SENDER_EMAIL: value,
+              INVITE_LINK: 'https://app.example/i/1',
+            },
+          },
+          'invalid field template_data.SENDER_EMAIL: must be an email address.',
+        ],
+      ),
       // Link variables, for every caller: only what every URL parser reads alike (templates/links.ts).
       ...(
         [
