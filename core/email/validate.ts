@@ -25,6 +25,16 @@ import { canonicalLinks, missingVariables } from './template-variables.ts';
 const NO_CONTROLS = 'must not contain control characters';
 
 /**
+ * A media type as a Content-Type header carries it (RFC 6838 names, RFC 2045
+ * parameters): `application/pdf`, `text/plain; charset=utf-8`. Each part is
+ * delimited by a character the part before cannot hold, so matching is
+ * linear. Anything else would reach the message as a malformed header.
+ */
+const MEDIA_TYPE =
+  /^[A-Za-z0-9][\w!#$&^.+-]{0,126}\/[A-Za-z0-9][\w!#$&^.+-]{0,126}(?: *; *[\w!#$&^.+-]+=(?:[\w!#$&^.+-]+|"[^"\\]*"))*$/;
+export const isMediaType = (value: string): boolean => MEDIA_TYPE.test(value);
+
+/**
  * Turns an untrusted send body into a NormalizedSend, or throws
  * MailroomError('validation') with the interface's message. Checks run in a fixed
  * precedence so a body with several problems always gets the same answer:
@@ -104,6 +114,10 @@ function checkAttachments(attachments: SendBody['attachments']): AttachmentInput
     // They become MIME headers at the provider: CR/LF would inject headers.
     if (hasControlCharacters(a.filename ?? '') || hasControlCharacters(a.contentType ?? ''))
       throw fail(msg.attachmentControlCharacters(i));
+    if (a.contentType !== undefined && !isMediaType(a.contentType))
+      throw fail(
+        msg.invalidField(`attachments[${i}].contentType`, 'must be a media type such as application/pdf'),
+      );
     const hasContent = a.content !== undefined;
     const hasPath = a.path !== undefined;
     if (hasContent && hasPath) throw fail(msg.ATTACHMENT_CONTENT_AND_PATH);

@@ -526,6 +526,13 @@ describe('POST /api/email/send', () => {
         'invalid field html_body: must not contain control characters.',
       ],
       [
+        'an attachment type that is not a media type',
+        invoiceBody({
+          attachments: [{ filename: 'y.txt', content: 'aGVsbG8=', contentType: 'not a mime type' }],
+        }),
+        'invalid field attachments[0].contentType: must be a media type such as application/pdf.',
+      ],
+      [
         'a blank required variable',
         invoiceBody({ template_data: { ...(invoiceBody()['template_data'] as object), DUE_DATE: '   ' } }),
         'missing required fields: DUE_DATE',

@@ -8,7 +8,7 @@ import { hasControlCharacters } from '../../validation.ts';
 import { ATTACHMENT_TOO_LARGE, attachmentFetchFailed } from '../email-messages.ts';
 import type { OutgoingAttachment } from './provider.ts';
 import { MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES } from '../email-schema.ts';
-import { base64DecodedLength, type AttachmentInput } from '../validate.ts';
+import { base64DecodedLength, isMediaType, type AttachmentInput } from '../validate.ts';
 
 /**
  * Attachments given by URL (`path`) are fetched by the server, which makes
@@ -72,7 +72,7 @@ export function createAttachmentFetcher(options: FetcherOptions): AttachmentFetc
       const body = await readCapped(response, maxBytes, signal);
       return {
         body,
-        contentType: response.headers['content-type']?.split(';')[0]?.trim() || undefined,
+        contentType: fetchedMediaType(response.headers['content-type']),
         filename: filenameOf(current),
       };
     }
@@ -189,4 +189,10 @@ export async function resolveAttachments(
     });
   }
   return out;
+}
+
+/** The fetched file's media type without parameters; none when the server sent something else. */
+function fetchedMediaType(header: string | undefined): string | undefined {
+  const type = header?.split(';')[0]?.trim();
+  return type && isMediaType(type) ? type : undefined;
 }
