@@ -62,14 +62,14 @@ describe('email activities', () => {
     });
   });
 
-  it('deliverWelcomeEmail folds a stored name’s control characters and line breaks, so the send stays valid', async () => {
+  it('deliverWelcomeEmail folds a stored name’s control characters, line breaks and bidi overrides, so the send stays valid', async () => {
     const { email, calls } = fakeEmail();
     const acts = createEmailActivities({ email, config });
     await new MockActivityEnvironment(undefined, { logger: quietSdkLogger() }).run(acts.deliverWelcomeEmail, {
       idempotencyKey: 'wf-4:welcome-email',
       userId: 'u4',
       email: 'ada@example.com',
-      name: ' Ada\u0000\r\nBcc: x@example.com\t ',
+      name: ' Ada\u0000\r\nBcc: x@example.com\t\u202e ',
       caller: {},
     });
     const { body } = calls[0]!;

@@ -51,8 +51,12 @@ export const HEARTBEAT_INTERVAL_MS = 2_000;
  * nothing else is no name.
  */
 function oneLineName(name: string | null): string | null {
-  // eslint-disable-next-line no-control-regex -- folding control characters is the point
-  const clean = (name ?? '').replace(/[\s\u0000-\u0008\u000e-\u001f\u007f-\u009f]+/g, ' ').trim();
+  const clean = (name ?? '')
+    // eslint-disable-next-line no-control-regex -- folding control characters is the point
+    .replace(/[\s\u0000-\u0008\u000e-\u001f\u007f-\u009f]+/g, ' ')
+    // Bidirectional overrides (addresses.ts refuses them in a name): dropped from a stored name.
+    .replace(/[\u202a-\u202e\u2066-\u2069]/g, '')
+    .trim();
   return clean ? clean.slice(0, 200).trim() : null;
 }
 

@@ -27,9 +27,17 @@ export function isValidAddress(email: string): boolean {
   return email.length <= MAX_ADDRESS_LENGTH && !hasControlCharacters(email) && emailFormat(email);
 }
 
+/**
+ * The bidirectional embeddings, overrides and isolates: in a name they
+ * reorder what a reader sees ("Jane\u202Eexe.gnp" shows as "Janepng.exe").
+ * The direction marks (U+200E, U+200F), common in right-to-left names, and
+ * the joiner of emoji (U+200D) stay allowed.
+ */
+export const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/;
+
 export function isValidDisplayName(name: string): boolean {
   // Header-bound: control characters would allow header injection.
-  return !hasControlCharacters(name);
+  return !hasControlCharacters(name) && !BIDI_CONTROLS.test(name);
 }
 
 /**

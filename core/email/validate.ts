@@ -157,6 +157,8 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
   const replyTo = body.reply_to === undefined ? undefined : parseMailbox(body.reply_to);
   const everyRecipient = [...lists.to, ...lists.cc, ...lists.bcc];
   if (body.from !== undefined && (!from || !isValidMailbox(from))) throw fail(msg.INVALID_EMAIL_ADDRESS);
+  // Mail clients show the sender's name alone: "security@bank.example" there reads as another address.
+  if (from?.name?.includes('@')) throw fail(msg.invalidField('from', 'its name must not contain @'));
   if (body.reply_to !== undefined && (!replyTo || !isValidMailbox(replyTo)))
     throw fail(msg.INVALID_EMAIL_ADDRESS);
   if (!everyRecipient.every(isValidMailbox)) throw fail(msg.INVALID_EMAIL_ADDRESS);

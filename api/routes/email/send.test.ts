@@ -526,6 +526,16 @@ describe('POST /api/email/send', () => {
         'invalid field html_body: must not contain control characters.',
       ],
       [
+        'a sender name that reads as an address',
+        invoiceBody({ from: 'security@bank.example <billing@acme.example>' }),
+        'invalid field from: its name must not contain @.',
+      ],
+      [
+        'a right-to-left override in a recipient name',
+        invoiceBody({ to: { email: 'jane@example.com', name: 'Jane\u202Eexe.gnp' } }),
+        'invalid email address provided.',
+      ],
+      [
         'an attachment type that is not a media type',
         invoiceBody({
           attachments: [{ filename: 'y.txt', content: 'aGVsbG8=', contentType: 'not a mime type' }],
