@@ -7,18 +7,44 @@ import Handlebars from 'handlebars';
 import { convert, type HtmlToTextOptions } from 'html-to-text';
 import { trackingPixelTag } from './markup.ts';
 
-/** Where the last `</tag>` (any case, blanks before `>`) starts; -1 when there is none. Linear. */
-function lastClosingTag(html: string, tag: string): number {
+/** The `[start, end)` ranges of the HTML's comments (`<!-- … -->`, an unclosed one to the end). Linear. */
+function commentRanges(html: string): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  for (let at = html.indexOf('<!--'); at >= 0;) {
+    const close = html.indexOf('-->', at + 4);
+    const end = close < 0 ? html.length : close + 3;
+    ranges.push([at, end]);
+    at = html.indexOf('<!--', end);
+  }
+  return ranges;
+}
+
+/**
+ * Where the last `</tag>` (any case, blanks before `>`) outside comments
+ * starts; -1 when there is none. A `</body>` inside a trailing comment would
+ * put the pixel where no client loads it. Linear.
+ */
+function lastClosingTag(html: string, tag: string, comments: Array<[number, number]>): number {
   const lower = html.toLowerCase();
   const opening = `</${tag}`;
+  let c = comments.length - 1;
   for (let at = lower.lastIndexOf(opening); at >= 0; at = lower.lastIndexOf(opening, at - 1)) {
+    while (c >= 0 && comments[c]![0] > at) c--;
+    const commented = c >= 0 && at < comments[c]![1];
     let i = at + opening.length;
     while (i < lower.length && /\s/.test(lower[i]!)) i++;
-    if (lower[i] === '>') return at;
+    if (!commented && lower[i] === '>') return at;
     if (at === 0) break;
   }
   return -1;
 }
+
+/**
+ * The caller's HTML is a whole document (else it is wrapped in one): it has
+ * an `<html>`, a `<head>` or `<body>` tag, or starts with a doctype (all
+ * three tags may be left out of an HTML5 document).
+ */
+const WHOLE_DOCUMENT = /<(?:html|head|body)[\s>]|^\s*<!doctype\s/i;
 
 /**
  * html-to-text recurses per nesting level: 5,000 nested elements overflowed
@@ -65,9 +91,10 @@ export function renderCustom(
 ): { html: string; text: string } {
   const pixel = pixelUrl === undefined ? '' : trackingPixelTag(pixelUrl);
   let html: string;
-  if (/<html[\s>]/i.test(htmlBody)) {
-    const bodyEnd = lastClosingTag(htmlBody, 'body');
-    const htmlEnd = lastClosingTag(htmlBody, 'html');
+  if (WHOLE_DOCUMENT.test(htmlBody)) {
+    const comments = commentRanges(htmlBody);
+    const bodyEnd = lastClosingTag(htmlBody, 'body', comments);
+    const htmlEnd = lastClosingTag(htmlBody, 'html', comments);
     const at = bodyEnd >= 0 ? bodyEnd : htmlEnd;
     if (pixel === '') html = htmlBody;
     else

@@ -306,6 +306,18 @@ describe('renderEmail', () => {
     }
   });
 
+  it("places custom's pixel before the last </body> outside comments, and takes a doctype document without <html> as whole", () => {
+    const commented = render('custom', {}, '<html><body><p>real</p></body><!-- </body> --></html>').html;
+    assert.ok(commented.includes(`<p>real</p>${PIXEL_TAG}\n</body><!-- </body> -->`), commented);
+    const html5 = render(
+      'custom',
+      {},
+      '<!DOCTYPE html><head><title>T</title></head><body><p>Hi</p></body>',
+    ).html;
+    assert.equal(html5.match(/<!DOCTYPE/gi)?.length, 1, html5);
+    assert.ok(html5.includes(`<p>Hi</p>${PIXEL_TAG}\n</body>`), html5);
+  });
+
   it('sets the built-in footer apart with the signature delimiter "-- "', () => {
     assert.match(render('invoice').text, /\n-- \n/);
   });
