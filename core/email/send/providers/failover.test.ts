@@ -221,6 +221,20 @@ describe('SMTP provider alone', () => {
     categories: [],
   });
 
+  it('a subject that looks like an encoded-word reaches the reader as written', async () => {
+    const relay = new LocalRelay();
+    await relay.start();
+    try {
+      const subject = '=?UTF-8?B?SGFja2Vk?= (a literal, not encoded)';
+      await createSmtpProvider(`smtp://127.0.0.1:${relay.port}?ignoreTLS=true`).send({ ...mail(), subject });
+      const header = /^Subject: (.*(?:\r\n[ \t].*)*)/m.exec(relay.received[0]!.raw)![1]!;
+      const words = [...header.matchAll(/=\?UTF-8\?B\?([^?]*)\?=/g)].map((w) => Buffer.from(w[1]!, 'base64'));
+      assert.equal(Buffer.concat(words).toString('utf8'), subject);
+    } finally {
+      await relay.stop();
+    }
+  });
+
   it('a relay that refuses the connection did not take the message: transient', async () => {
     const closed = createSmtpProvider('smtp://127.0.0.1:1?ignoreTLS=true');
     const err = await mailroomFailure(closed.send(mail()));

@@ -1,4 +1,5 @@
 import { createTransport, type Transporter } from 'nodemailer';
+import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import { MailroomError } from '../../../errors.ts';
 import type { Address } from '../../addresses.ts';
 import { providerRejected, providerUnavailable } from '../../email-messages.ts';
@@ -6,6 +7,17 @@ import type { MailProvider, OutgoingMail } from '../provider.ts';
 
 /** nodemailer's address form: it encodes display names itself (no header injection). */
 const mailbox = (a: Address) => (a.name ? { name: a.name, address: a.email } : a.email);
+
+/**
+ * The Subject header. nodemailer encodes a subject with non-ASCII text, but
+ * sends an ASCII one as it is, so one that holds an RFC 2047 encoded-word
+ * (`=?UTF-8?B?SGFja2Vk?=`) would be shown decoded ("Hacked"). Such a subject
+ * is encoded whole (RFC 2047 §5: text that could be taken for an
+ * encoded-word must be encoded), so the reader sees what was sent.
+ */
+function subjectHeader(subject: string): string {
+  return subject.includes('=?') ? encodeWord(subject, 'B', 52) : subject;
+}
 
 /** How long an SMTP conversation may take, per phase, before it counts as failed. */
 const SMTP_TIMEOUT_MS = 30_000;
@@ -34,7 +46,7 @@ export function createSmtpProvider(url: string): MailProvider {
           cc: message.cc.map(mailbox),
           bcc: message.bcc.map(mailbox),
           ...(message.replyTo ? { replyTo: mailbox(message.replyTo) } : {}),
-          subject: message.subject,
+          subject: subjectHeader(message.subject),
           text: message.text,
           html: message.html,
           headers: { 'X-Mailroom-Email-Id': message.emailId },
