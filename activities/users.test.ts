@@ -210,4 +210,37 @@ describe('users of another company (the document’s companyId / company_id)', (
     const claim = await acts().claimUserWelcomeEmail(id, 'run-a', COMPANY);
     assert.equal(claim.claim === 'claimed' && claim.email, 'upper@example.com');
   });
+
+  it('reads and writes users by _id equality only: FerretDB scans every user for _id $in', async () => {
+    const watched = await connectDatabase(mongoUri(), database.db.databaseName, { monitorCommands: true });
+    const filters: unknown[] = [];
+    watched.client.on('commandStarted', ({ command }) => {
+      if (command['find'] === USERS_COLLECTION) filters.push(command['filter']);
+      if (command['findAndModify'] === USERS_COLLECTION) filters.push(command['query']);
+      if (command['update'] === USERS_COLLECTION)
+        for (const u of command['updates'] as Array<{ q: unknown }>) filters.push(u.q);
+    });
+    try {
+      const watchedActs = createUserActivities({ db: watched.db, email });
+      const id = randomUUID();
+      await users().insertOne({ _id: id.toUpperCase(), email: 'upper@example.com' });
+      const objectId = new ObjectId();
+      await users().insertOne({ _id: objectId as unknown as string, email: 'oid@example.com' });
+      for (const userId of [id, objectId.toHexString()]) {
+        const claim = await watchedActs.claimUserWelcomeEmail(userId, 'run-eq', COMPANY);
+        assert.equal(claim.claim, 'claimed');
+        await watchedActs.readWelcomeUser(userId, COMPANY);
+        await watchedActs.releaseWelcomeEmail(userId, 'run-eq');
+        await watchedActs.markWelcomeEmailSent(userId, COMPANY);
+      }
+      assert.ok(filters.length >= 8, `${filters.length} commands seen`);
+      const byIn = filters.filter((f) =>
+        JSON.stringify((f as { _id?: unknown })._id ?? null).includes('$in'),
+      );
+      assert.deepEqual(byIn, []);
+      assert.equal((await users().findOne({ _id: id.toUpperCase() }))?.welcomeEmailSent, true);
+    } finally {
+      await watched.close();
+    }
+  });
 });
