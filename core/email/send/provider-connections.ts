@@ -43,6 +43,19 @@ function watch(socket: Duplex, readyEvent: 'connect' | 'secureConnect', timeoutM
   });
 }
 
+/**
+ * How long a kept-alive connection may sit idle before it is closed on our
+ * side. With it set, Node also honours a server's `Keep-Alive: timeout=N`
+ * hint, closing the idle connection a second before the server does (without
+ * it Node ignores the hint). Otherwise a send could take a connection at the
+ * moment the server closed it: ECONNRESET after the request was written,
+ * "outcome unknown" for a message the provider never saw (15 of ~17,600
+ * sends in a 20-minute soak against the dev sink, whose Node server closes
+ * idle connections after 5 s). Requests in flight keep the client's own
+ * timeout (provider.ts).
+ */
+const IDLE_CONNECTION_MS = 30_000;
+
 type CreateConnection = (options: object, callback?: (err: Error | null, socket: Duplex) => void) => Duplex;
 
 /** Keep-alive agents for http and https whose new connections are watched (`connectTimeoutMs` to be ready). */
@@ -50,7 +63,7 @@ export function createProviderAgents(connectTimeoutMs: number): {
   httpAgent: HttpAgent;
   httpsAgent: HttpsAgent;
 } {
-  const options: AgentOptions = { keepAlive: true };
+  const options: AgentOptions = { keepAlive: true, timeout: IDLE_CONNECTION_MS };
   const httpAgent = new HttpAgent(options);
   const httpsAgent = new HttpsAgent(options);
   for (const [agent, readyEvent] of [
