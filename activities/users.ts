@@ -140,17 +140,13 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
   }
 
   /**
-   * Matches the user while run `runId` may claim its welcome email: not sent
-   * yet, and unclaimed, or claimed by this very run (a retried attempt), or
-   * claimed by a run that abandoned it WELCOME_CLAIM_TTL_MS ago.
+   * Matches the user (`user`: reachableUser's filter) while run `runId` may
+   * claim its welcome email: not sent yet, and unclaimed, or claimed by this
+   * very run (a retried attempt), or claimed by a run that abandoned it
+   * WELCOME_CLAIM_TTL_MS ago.
    */
-  const claimable = async (
-    userId: string,
-    runId: string,
-    companyId: string | undefined,
-    now: Date,
-  ): Promise<Filter<UserDocument>> => ({
-    ...(await reachableUser(userId, companyId)),
+  const claimable = (user: Filter<UserDocument>, runId: string, now: Date): Filter<UserDocument> => ({
+    ...user,
     // Nothing to send to: not claimed (notClaimed says why).
     email: { $type: 'string', $ne: '' },
     welcomeEmailSent: { $ne: true },
@@ -161,12 +157,15 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
     ],
   });
 
-  /** Why `userId` cannot be claimed: sent, or another run holds it; unknown (or another company's) → non-retryable. */
+  /**
+   * Why `userId` (found by `where`: reachableUser's filter) cannot be claimed:
+   * sent, or another run holds it; unknown (or another company's) → non-retryable.
+   */
   async function notClaimed(
     userId: string,
-    companyId: string | undefined,
+    where: Filter<UserDocument>,
   ): Promise<{ claim: 'already-sent' | 'in-progress' }> {
-    const user = await users.findOne(await reachableUser(userId, companyId));
+    const user = await users.findOne(where);
     if (!user) throw userNotFound(userId);
     if (user.welcomeEmailSent === true) return { claim: 'already-sent' };
     if (!hasEmail(user)) throw userWithoutEmail(userId);
@@ -217,7 +216,8 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
         const now = new Date();
         const claim = { welcomeEmailRunId: runId, welcomeEmailClaimedAt: now };
         const fresh = `${runId}:welcome-email`;
-        const where = await claimable(userId, runId, companyId, now);
+        const user = await reachableUser(userId, companyId);
+        const where = claimable(user, runId, now);
         const first = await users.findOneAndUpdate(
           { ...where, welcomeEmailKey: { $exists: false } },
           { $set: { ...claim, welcomeEmailKey: fresh } },
@@ -231,7 +231,7 @@ export function createUserActivities({ db, email }: { db: Db; email: EmailServic
             name: nameOf(first),
           };
         const again = await users.findOneAndUpdate(where, { $set: claim }, { returnDocument: 'after' });
-        if (!again) return notClaimed(userId, companyId);
+        if (!again) return notClaimed(userId, user);
         return {
           claim: 'claimed',
           idempotencyKey: await welcomeKey(again, runId),
