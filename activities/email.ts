@@ -1,5 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { Config } from '../core/config.ts';
+import { BIDI_CONTROLS } from '../core/email/addresses.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import type { CallOffOutcome } from '../core/email/send/index.ts';
 import { authenticatedAs, type Caller } from '../core/identity.ts';
@@ -54,8 +55,8 @@ function oneLineName(name: string | null): string | null {
   const clean = (name ?? '')
     // eslint-disable-next-line no-control-regex -- folding control characters is the point
     .replace(/[\s\u0000-\u0008\u000e-\u001f\u007f-\u009f]+/g, ' ')
-    // Bidirectional overrides (addresses.ts refuses them in a name): dropped from a stored name.
-    .replace(/[\u202a-\u202e\u2066-\u2069]/g, '')
+    // Bidirectional overrides (a name's check refuses them): dropped from a stored name.
+    .replace(BIDI_CONTROLS, '')
     .trim();
   return clean ? clean.slice(0, 200).trim() : null;
 }

@@ -62,14 +62,19 @@ const KIND = 'x-kind';
 const NOT_BLANK = '\\S';
 const CONFIG = 'x-config';
 
-/** A required variable: a non-empty string. The description shows in docs. */
+/** A required variable of `kind`: a string of more than blanks. The description shows in docs. */
+function required(kind: VariableKind, description: string, extra: Record<string, string> = {}): TString {
+  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: kind, ...extra });
+}
+
+/** A required text variable. */
 export function requiredText(description: string): TString {
-  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: 'text' });
+  return required('text', description);
 }
 
 /** A required name variable (`USER_NAME`, `RECIPIENT_NAME`, …): see VariableKind. */
 export function requiredName(description: string): TString {
-  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: 'name' });
+  return required('name', description);
 }
 
 /**
@@ -78,17 +83,17 @@ export function requiredName(description: string): TString {
  * signup send.
  */
 export function requiredLink(description: string): TString {
-  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: 'link' });
+  return required('link', description);
 }
 
 /** A required address variable (`SENDER_EMAIL`): see VariableKind. */
 export function requiredAddress(description: string): TString {
-  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: 'address' });
+  return required('address', description);
 }
 
 /** A required variable whose value is the deployment's configuration (`SUPPORT_EMAIL`). */
 export function requiredConfig(description: string, value: ConfiguredValue): TString {
-  return Type.String({ minLength: 1, pattern: NOT_BLANK, description, [KIND]: 'config', [CONFIG]: value });
+  return required('config', description, { [CONFIG]: value });
 }
 
 /** Each declared variable with its kind (undeclared schemas count as text). */

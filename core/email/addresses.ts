@@ -31,13 +31,14 @@ export function isValidAddress(email: string): boolean {
  * The bidirectional embeddings, overrides and isolates: in a name they
  * reorder what a reader sees ("Jane\u202Eexe.gnp" shows as "Janepng.exe").
  * The direction marks (U+200E, U+200F), common in right-to-left names, and
- * the joiner of emoji (U+200D) stay allowed.
+ * the joiner of emoji (U+200D) stay allowed. Global, for the workflows'
+ * `replace` of a stored name; tested with `search`, which keeps no state.
  */
-export const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/;
+export const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
 
 export function isValidDisplayName(name: string): boolean {
   // Header-bound: control characters would allow header injection.
-  return !hasControlCharacters(name) && !BIDI_CONTROLS.test(name);
+  return !hasControlCharacters(name) && name.search(BIDI_CONTROLS) === -1;
 }
 
 /**

@@ -28,12 +28,13 @@ export function missingVariables(id: string, data: unknown): string[] {
 /**
  * `data` with every link variable that is present replaced by the WHATWG
  * parser's serialisation (the only form an email shows, templates/links.ts),
- * or the first link variable, in declared order, that is not a valid link.
- * For every caller: a link the parsers disagree about is refused, whoever sends it.
- * An address variable (shown as a mailto: link) must be one plain address,
- * nothing after it (`?body=…` would prefill the reader's reply).
+ * or the first variable that is not what its kind holds: a link variable
+ * that is not a valid link (in declared order), then an address variable
+ * that is not one plain address. For every caller: a link the parsers
+ * disagree about is refused, whoever sends it; an address shown as a
+ * mailto: link has nothing after it (`?body=…` would prefill the reader's reply).
  */
-export function canonicalLinks(
+export function canonicalVariables(
   id: string,
   data: Record<string, string>,
 ): { data: Record<string, string> } | { variable: string; problem: string } {

@@ -19,7 +19,7 @@ import {
   SUBJECT_MAX_LENGTH,
   type SendBody,
 } from './email-schema.ts';
-import { canonicalLinks, missingVariables } from './template-variables.ts';
+import { canonicalVariables, missingVariables } from './template-variables.ts';
 
 /** What a template variable or html_body holding a NUL, DEL or the like is told. */
 const NO_CONTROLS = 'must not contain control characters';
@@ -172,9 +172,10 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
   if (missing.length > 0) throw fail(msg.missingRequiredFields(missing));
   if (body.template_id === 'custom' && isBlank(body.html_body))
     throw fail(msg.missingRequiredFields(['html_body']));
-  const links = canonicalLinks(body.template_id, body.template_data ?? {});
-  if ('problem' in links) throw fail(msg.invalidField(`template_data.${links.variable}`, links.problem));
-  const templateData = links.data;
+  const checked = canonicalVariables(body.template_id, body.template_data ?? {});
+  if ('problem' in checked)
+    throw fail(msg.invalidField(`template_data.${checked.variable}`, checked.problem));
+  const templateData = checked.data;
   const garbled = Object.keys(templateData).find((name) => hasBodyControlCharacters(templateData[name]!));
   if (garbled !== undefined) throw fail(msg.invalidField(`template_data.${garbled}`, NO_CONTROLS));
   if (body.html_body !== undefined && hasBodyControlCharacters(body.html_body))
