@@ -130,15 +130,11 @@ function runResponse(def: WorkflowDefinition, components: Components): TSchema {
     properties: {
       ...run.properties,
       result: {
-        description: '`{ result: <what the workflow returned> }` once completed, otherwise null.',
-        anyOf: [
-          {
-            type: 'object',
-            properties: { result: components.use(result) },
-            required: ['result'],
-          },
-          { type: 'null' },
-        ],
+        description:
+          '`{ result: <what the workflow returned> }` once the run completed; absent before, and for a run that failed or was cancelled.',
+        type: 'object',
+        properties: { result: components.use(result) },
+        required: ['result'],
       },
     },
   };

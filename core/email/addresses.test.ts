@@ -45,7 +45,8 @@ describe('recipient normalization', () => {
 
 describe('address checks', () => {
   it('accepts ordinary addresses and refuses malformed ones and header injection', () => {
-    for (const ok of ['a@example.com', 'first.last+tag@sub.example.co.uk']) assert.ok(isValidAddress(ok), ok);
+    for (const ok of ['a@example.com', 'first.last+tag@sub.example.co.uk', 'a@123.example', 'a@x.c0m'])
+      assert.ok(isValidAddress(ok), ok);
     for (const bad of [
       '',
       'a',
@@ -55,6 +56,10 @@ describe('address checks', () => {
       'a@example.com\r\nBcc: x@y.z',
       'a@example.com\n',
       `${'a'.repeat(250)}@example.com`,
+      // An IP address without the brackets of a literal: no top-level domain is numeric.
+      'a@127.0.0.1',
+      'a@10.0.0.1',
+      'a@example.123',
     ])
       assert.ok(!isValidAddress(bad), JSON.stringify(bad));
     assert.ok(!isValidMailbox({ email: 'a@example.com', name: 'A\r\nBcc: x@y.z' }));

@@ -23,8 +23,20 @@ const emailFormat = ajv.compile<string>({ type: 'string', format: 'email' });
 /** RFC 5321 caps a path at 254 characters. */
 export const MAX_ADDRESS_LENGTH = 254;
 
+/**
+ * A domain whose last label is all digits is an IP address written without
+ * the brackets of an address literal (`a@127.0.0.1`), or no domain at all: no
+ * top-level domain is numeric (RFC 3696 §2). The format check lets it through.
+ */
+const NUMERIC_TOP_LABEL = /\.[0-9]+$/;
+
 export function isValidAddress(email: string): boolean {
-  return email.length <= MAX_ADDRESS_LENGTH && !hasControlCharacters(email) && emailFormat(email);
+  return (
+    email.length <= MAX_ADDRESS_LENGTH &&
+    !hasControlCharacters(email) &&
+    emailFormat(email) &&
+    !NUMERIC_TOP_LABEL.test(email)
+  );
 }
 
 /**

@@ -306,6 +306,7 @@ describe('POST /api/email/send', () => {
         invoiceBody({ to: { email: 'nope', name: 'N' } }),
         'invalid email address provided.',
       ],
+      ['IP address as the domain', invoiceBody({ to: 'a@127.0.0.1' }), 'invalid email address provided.'],
       ['bad cc', invoiceBody({ cc: 'bad' }), 'invalid email address provided.'],
       ['bad bcc', invoiceBody({ bcc: ['bad'] }), 'invalid email address provided.'],
       ['bad reply_to', invoiceBody({ reply_to: 'bad' }), 'invalid email address provided.'],
