@@ -37,11 +37,25 @@ export interface OutgoingMail {
    * before it is refused there: an HTTP send's short bound, a bulk's longer one.
    */
   rateWaitMs?: number;
+  /**
+   * Called right before the message is handed to a provider, after the wait
+   * for its rate, by a provider that `waitsForRate` (hand-over.ts): the send
+   * pipeline marks its record there. Idempotent (failover may call it again
+   * for the next provider). Its failure stops the send, wrapped in
+   * HandOverFailed.
+   */
+  beforeHandOver?: () => Promise<void>;
 }
 
 export interface MailProvider {
   /** Recorded on the email as `provider` (`sendgrid`, `smtp`). */
   name: string;
+  /**
+   * True when `send` may wait for a rate before handing the message over; it
+   * then calls `mail.beforeHandOver` after that wait. Otherwise the caller
+   * does its before-hand-over work itself, before `send`.
+   */
+  waitsForRate?: boolean;
   /**
    * Resolves with the provider's message id; throws MailroomError 'transient'
    * (the provider did not take the message), 'provider_rejected' (it refused

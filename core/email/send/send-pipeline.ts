@@ -10,6 +10,7 @@ import { NOT_CONFIGURED, allRecipientsSuppressed } from '../email-messages.ts';
 import type { MailProvider, OutgoingAttachment } from './provider.ts';
 import { testOutcomeFor } from './providers/test-mode.ts';
 import { failProviderCall } from './provider-failure.ts';
+import { HandOverFailed } from './hand-over.ts';
 import type { DailyQuotas } from './quotas/daily-quota.ts';
 import type { Address } from '../addresses.ts';
 import type { ClickTracking } from '../tracking/click-tracking.ts';
@@ -26,9 +27,10 @@ import { createSendClaim } from './send-claim.ts';
  * The send pipeline, after validation and authorisation: reserve the record
  * (for a keyed send) → render, while the suppression list is read → leave
  * out suppressed recipients → count it against the company's daily limit
- * (quotas/daily-quota.ts; 429 over it) → record (pending, with this attempt's
- * mark) → deliver (at each provider's rate: quotas/rate-gate.ts) → record
- * (sent | failed; provider-failure.ts).
+ * (quotas/daily-quota.ts; 429 over it) → wait for the provider's rate, if it
+ * has one (quotas/rate-gate.ts) → record (pending, with this attempt's mark;
+ * hand-over.ts says why after the wait) → deliver → record (sent | failed;
+ * provider-failure.ts).
  *
  * Suppressed recipients (the company's suppression list) are left out and
  * listed in the record and the answer (`suppressed`); when no `to` recipient
@@ -95,25 +97,26 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     const checking = leaveOutSuppressed(requested, identity, test);
     checking.catch(() => undefined); // awaited in prepareMessage; never an unhandled rejection
     const attemptId = randomUUID();
+    const provider = test ? deps.testProvider : deps.provider;
     let prepared: Awaited<ReturnType<typeof prepareMessage>>;
     // The company's daily limit counts a send once: when its record is made, or
     // for a scheduled send (its record made when scheduled), at its first attempt.
     let giveBack: (() => Promise<void>) | undefined;
     /** The record as this attempt inserted it (a new record only). */
     let inserted: EmailRecord | undefined;
-    try {
-      prepared = await prepareMessage(requested, claimed, checking);
-      const counts = claimed.isNew || (claimed.record.send_at !== undefined && !claimed.record.attempt_id);
-      const countsAgainst = counts && !test ? identity.companyId : undefined;
-      if (countsAgainst !== undefined) giveBack = await deps.quotas.take(countsAgainst);
-      const { record, narrowed } = prepared;
-      // Marked before the provider hears of it (see the top of this file).
-      const at = new Date();
-      if (claimed.isNew) {
-        inserted = { ...record, attempt_id: attemptId, attempt_started_at: at };
-        await records.insert(inserted);
-      } else await records.markAttempt(record.email_id, attemptId, at, narrowed);
-    } catch (err) {
+    /** The attempt's mark on the record (with the record itself, when new): written once. */
+    let marked: Promise<void> | undefined;
+    const mark = () =>
+      (marked ??= (async () => {
+        const { record, narrowed } = prepared;
+        const at = new Date();
+        if (claimed.isNew) {
+          inserted = { ...record, attempt_id: attemptId, attempt_started_at: at };
+          await records.insert(inserted);
+        } else await records.markAttempt(record.email_id, attemptId, at, narrowed);
+      })());
+    /** Nothing reached a provider: undo this attempt's hold, or answer as the attempt that won. */
+    const abandon = async (err: unknown): Promise<SendResult> => {
       await giveBack?.().catch(() => undefined);
       // An attempt with the same key inserted first (its lease had expired and
       // we took it over): answer as it will. Keep our lease: releasing it would
@@ -123,9 +126,19 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       // Nothing reached the provider: the retry need not wait for the lease to expire.
       if (key !== undefined) await keys.releaseAttempt(key).catch(() => undefined);
       throw err;
+    };
+    try {
+      prepared = await prepareMessage(requested, claimed, checking);
+      const counts = claimed.isNew || (claimed.record.send_at !== undefined && !claimed.record.attempt_id);
+      const countsAgainst = counts && !test ? identity.companyId : undefined;
+      if (countsAgainst !== undefined) giveBack = await deps.quotas.take(countsAgainst);
+      // Marked before the provider hears of it (see the top of this file); a
+      // provider with a rate marks after its wait, right before the hand-over.
+      if (!provider?.waitsForRate) await mark();
+    } catch (err) {
+      return abandon(err);
     }
     const { rendered, input, skipped, record } = prepared;
-    const provider = test ? deps.testProvider : deps.provider;
 
     if (!provider) {
       // (markFailed keeps the attempt mark; harmless: the record is no longer pending.)
@@ -138,9 +151,18 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
 
     let providerId: string;
     let sentBy: string;
-    // The "sent" announcement is written while the provider works, not after it answered.
-    const sentAnnounced = records.announceSent(record.email_id);
-    sentAnnounced.catch(() => undefined); // markSent announces again if this failed
+    // The "sent" announcement is written while the provider works, not after it
+    // answered: once the record is marked (so after a rate's wait).
+    let sentAnnounced: ReturnType<typeof records.announceSent> | undefined;
+    const announce = () => {
+      sentAnnounced = records.announceSent(record.email_id);
+      sentAnnounced.catch(() => undefined); // markSent announces again if this failed
+    };
+    if (marked) announce();
+    const beforeHandOver = async () => {
+      await mark();
+      if (!sentAnnounced) announce();
+    };
     const stopTimer = providerCallDuration.startTimer();
     try {
       const taken = await provider.send({
@@ -156,15 +178,26 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
         attachments,
         categories: input.tags,
         ...(rateWaitMs === undefined ? {} : { rateWaitMs }),
+        ...(provider.waitsForRate ? { beforeHandOver } : {}),
       });
       providerId = taken.providerId;
       sentBy = taken.provider ?? provider.name;
       stopTimer({ outcome: 'ok' });
     } catch (err) {
+      // The record (or its mark) could not be written: nothing was handed over.
+      if (err instanceof HandOverFailed) return abandon(err.reason);
       stopTimer({ outcome: isMailroomError(err) ? err.kind : 'transient' });
+      // Refused before any hand-over (every provider at its rate): the failure
+      // is still recorded, on the record inserted now if it was new.
+      if (!marked)
+        try {
+          await mark();
+        } catch (markErr) {
+          return abandon(markErr);
+        }
       // Refused: it was not sent. Unknown: left for the outbox's recovery to read the record.
       if (!isMailroomError(err) || err.kind !== 'outcome_unknown')
-        sentAnnounced.then(
+        sentAnnounced?.then(
           (a) => a.settled(false),
           () => undefined,
         );

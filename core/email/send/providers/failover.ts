@@ -2,6 +2,7 @@ import CircuitBreaker from 'opossum';
 import type { Logger } from '../../../logger.ts';
 import { isMailroomError, MailroomError } from '../../../errors.ts';
 import { providerUnavailable } from '../../email-messages.ts';
+import { HandOverFailed, handOver } from '../hand-over.ts';
 import type { MailProvider, OutgoingMail } from '../provider.ts';
 import { providerBreakerState, providerFailovers, providerSends } from '../../../metrics.ts';
 
@@ -62,17 +63,22 @@ export function createFailover(
 
   return {
     name: providers.map((p) => p.name).join(','),
+    waitsForRate: providers.some((p) => p.waitsForRate === true),
     async send(mail) {
       let lastFailure: MailroomError | undefined;
       let rateLimited: MailroomError | undefined;
       for (const [index, { provider, breaker }] of guarded.entries()) {
         if (index > 0 && lastFailure)
           providerFailovers.inc({ from: guarded[index - 1]!.provider.name, to: provider.name });
+        // A provider with a rate runs it after its wait; for one without, it runs here.
+        if (provider.waitsForRate !== true && !breaker.opened) await handOver(mail);
         try {
           const sent = await breaker.fire(mail);
           providerSends.inc({ provider: provider.name, outcome: 'ok' });
           return { ...sent, provider: provider.name };
         } catch (err) {
+          // Our own work before the hand-over failed: no provider was called.
+          if (err instanceof HandOverFailed) throw err;
           if (breaker.opened && !isMailroomError(err)) {
             providerSends.inc({ provider: provider.name, outcome: 'skipped' });
             lastFailure = new MailroomError(

@@ -1,3 +1,4 @@
+import { handOver } from '../hand-over.ts';
 import type { MailProvider } from '../provider.ts';
 import type { ProviderRate } from './provider-rate.ts';
 
@@ -12,12 +13,17 @@ export const SEND_RATE_WAIT_MS = 2_000;
 /** Bulk items in flight (bulk.ts: 10) each wait at most this: enough at any rate ≥ 1/s. */
 export const BULK_RATE_WAIT_MS = 30_000;
 
-/** `provider`, handed a message only once its rate has a slot for it. */
+/**
+ * `provider`, handed a message only once its rate has a slot for it; the
+ * mail's `beforeHandOver` runs after the wait (hand-over.ts).
+ */
 export function withRate(provider: MailProvider, rate: ProviderRate): MailProvider {
   return {
     name: provider.name,
+    waitsForRate: true,
     async send(mail) {
       await rate.take(mail.rateWaitMs ?? SEND_RATE_WAIT_MS);
+      await handOver(mail);
       return provider.send(mail);
     },
   };
