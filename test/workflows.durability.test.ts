@@ -12,16 +12,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 import { temporalAddress } from './support/env.ts';
 import { until } from './support/until.ts';
-import { RUN_TS } from '../infra/processes.ts';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** A TCP proxy to Temporal that can stop passing bytes, like a network partition. */
 class FreezableProxy {
@@ -86,14 +82,7 @@ after(async () => {
 });
 
 function startWorkerProcess(temporal = proxy.address): ChildProcess {
-  const proc = spawn(process.execPath, [RUN_TS, 'worker/worker.ts'], {
-    cwd: ROOT,
-    env: h.workerProcessEnv({ TEMPORAL_ADDRESS: temporal }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  proc.stdout?.resume();
-  proc.stderr?.resume();
-  return proc;
+  return h.spawnWorkerProcess({ TEMPORAL_ADDRESS: temporal });
 }
 
 describe('worker killed mid-step', () => {

@@ -9,14 +9,11 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { isDuplicateKeyError } from '../core/errors.ts';
-import { RUN_TS } from '../infra/processes.ts';
 import { WorkflowHarness } from './support/workflow-harness.ts';
 import { until } from './support/until.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const h = new WorkflowHarness();
 let child: ChildProcess | undefined;
 
@@ -65,13 +62,7 @@ it(
       }
     })();
 
-    child = spawn(process.execPath, [RUN_TS, 'worker/worker.ts'], {
-      cwd: ROOT,
-      env: h.workerProcessEnv({ SENDGRID_MAX_PER_SECOND: '1' }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout?.resume();
-    child.stderr?.resume();
+    child = h.spawnWorkerProcess({ SENDGRID_MAX_PER_SECOND: '1' });
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
       child!.once('exit', (_c, signal) => resolve(signal)),
     );

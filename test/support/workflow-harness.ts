@@ -5,7 +5,9 @@
  * core (test/support/email-core.ts), and in-process workers on a task queue of
  * its own.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Config } from '../../core/config.ts';
@@ -23,6 +25,9 @@ import { mongoUri, temporalAddress, temporalNamespace, TEST_SECRET, uniqueName }
 import { httpClient, type HttpAnswer, type HttpClient } from './http.ts';
 import { serve } from './serve.ts';
 import { installQuietRuntime, workflowBundle } from './temporal-runtime.ts';
+import { RUN_TS } from '../../infra/processes.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export { workflowBundle } from './temporal-runtime.ts';
 
@@ -119,6 +124,21 @@ export class WorkflowHarness {
     await this.server?.close();
     await this.connection?.close();
     await this.core?.close();
+  }
+
+  /**
+   * A worker process (worker/worker.ts, as deployed) serving this harness,
+   * for tests that kill it; its output is read and dropped.
+   */
+  spawnWorkerProcess(overrides: Record<string, string> = {}): ChildProcess {
+    const proc = spawn(process.execPath, [RUN_TS, 'worker/worker.ts'], {
+      cwd: ROOT,
+      env: this.workerProcessEnv(overrides),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    proc.stdout?.resume();
+    proc.stderr?.resume();
+    return proc;
   }
 
   /**
