@@ -1,9 +1,10 @@
 import { fileURLToPath } from 'node:url';
-import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type NativeConnection, type State, type WorkerOptions } from '@temporalio/worker';
 import type { Db } from 'mongodb';
 import type { Config } from '../core/config.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import { createActivities } from '../activities/index.ts';
+import { webhookTaskQueue } from '../core/webhooks/delivery-workflow.ts';
 import type { Webhooks } from '../core/webhooks/index.ts';
 
 /** The workflow bundle's root; Temporal's bundler compiles the .ts (and its .ts imports) itself. */
@@ -21,6 +22,16 @@ export interface CreateWorkerOptions {
   workflowBundleCode?: string;
 }
 
+/** The worker as its callers use it: both of its Temporal workers, run and stopped together. */
+export interface MailroomWorker {
+  /** Runs until shut down; if one of the two fails, the other is shut down and the error thrown. */
+  run(): Promise<void>;
+  /** Starts the drain of both (in-flight tasks get shutdownGraceTime). */
+  shutdown(): void;
+  /** The state of the main worker (workflows and steps). */
+  getState(): State;
+}
+
 /**
  * The worker both `worker/worker.ts` and the integration tests run: the
  * workflows of workflows/index.ts plus the activities built from `db`,
@@ -29,23 +40,58 @@ export interface CreateWorkerOptions {
  * workflow tasks, activities and local activities (the short database steps)
  * at a time. The workflow cache keeps the SDK's default (sized from the heap:
  * about a thousand runs), so a burst of runs is not replayed from history.
+ *
+ * Beside it, a worker of activities only on the webhook deliveries' task
+ * queue (webhookTaskQueue), with WORKER_CONCURRENCY slots of its own: a
+ * receiver that never answers holds one of those for its timeout, and a
+ * company whose endpoints all hang cannot stall the email steps, the
+ * scheduled sends or the runs of the others (it can slow other companies'
+ * deliveries: docs/webhooks.md).
  */
-export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
+export async function createWorker(opts: CreateWorkerOptions): Promise<MailroomWorker> {
   const { config } = opts;
   const code: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = opts.workflowBundleCode
     ? { workflowBundle: { code: opts.workflowBundleCode } }
     : config.workflowBundlePath
       ? { workflowBundle: { codePath: config.workflowBundlePath } }
       : { workflowsPath: WORKFLOWS_PATH };
-  return Worker.create({
+  const activities = createActivities({ db: opts.db, email: opts.email, config, webhooks: opts.webhooks });
+  const namespace = opts.namespace ?? config.temporal.namespace;
+  const main = await Worker.create({
     connection: opts.connection,
-    namespace: opts.namespace ?? config.temporal.namespace,
+    namespace,
     taskQueue: opts.taskQueue,
     ...code,
-    activities: createActivities({ db: opts.db, email: opts.email, config, webhooks: opts.webhooks }),
+    activities,
     maxConcurrentWorkflowTaskExecutions: config.workerConcurrency,
     maxConcurrentActivityTaskExecutions: config.workerConcurrency,
     maxConcurrentLocalActivityExecutions: config.workerConcurrency,
     shutdownGraceTime: '10s',
   });
+  const deliveries = await Worker.create({
+    connection: opts.connection,
+    namespace,
+    taskQueue: webhookTaskQueue(opts.taskQueue),
+    activities,
+    maxConcurrentActivityTaskExecutions: config.workerConcurrency,
+    shutdownGraceTime: '10s',
+  });
+  const both = [main, deliveries];
+  const shutdown = () => {
+    for (const worker of both) if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  return {
+    async run() {
+      const runs = both.map((worker) => worker.run());
+      try {
+        await Promise.all(runs);
+      } catch (err) {
+        shutdown();
+        await Promise.allSettled(runs);
+        throw err;
+      }
+    },
+    shutdown,
+    getState: () => main.getState(),
+  };
 }

@@ -5,7 +5,7 @@
  * retried by Temporal on another worker, with the same idempotency keys.
  */
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { createWebhooks } from '../core/webhooks/index.ts';
 import { loadConfigOrExit } from '../core/config.ts';
 import { connectDatabase } from '../core/db.ts';
@@ -13,7 +13,7 @@ import { createLogger } from '../core/logger.ts';
 import { createEmailService } from '../core/email/service.ts';
 import { PRUNE_INTERVAL_MS, pruneExpired, startPeriodic, startSweeper } from '../core/email/records/index.ts';
 import { emailsSwept } from '../core/metrics.ts';
-import { createWorker } from './create-worker.ts';
+import { createWorker, type MailroomWorker } from './create-worker.ts';
 import { PinoTemporalLogger } from './temporal-logger.ts';
 import { workerMetrics } from './telemetry.ts';
 
@@ -37,7 +37,7 @@ if (metrics) {
   logger.info(`metrics (Mailroom and Temporal SDK) on http://${config.workerMetricsAddress}/metrics`);
 }
 
-const state: { worker?: Worker; stopping: boolean } = { stopping: false };
+const state: { worker?: MailroomWorker; stopping: boolean } = { stopping: false };
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (state.stopping || !state.worker) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { SCOPES } from '../../core/identity.ts';
 import { SendEmailReceivedEinInput } from '../../core/workflows/send-email-received-ein.input.ts';
 import { MailroomError } from '../../core/errors.ts';
@@ -15,7 +15,7 @@ import { startEmailCore, type EmailCore } from '../../test/support/email-core.ts
 import { temporalAddress, temporalNamespace, uniqueName } from '../../test/support/env.ts';
 import { serve } from '../../test/support/serve.ts';
 import { installQuietRuntime, workflowBundle } from '../../test/support/temporal-runtime.ts';
-import { createWorker } from '../../worker/create-worker.ts';
+import { createWorker, type MailroomWorker } from '../../worker/create-worker.ts';
 import { createApp } from '../app.ts';
 
 /**
@@ -50,7 +50,7 @@ describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
   let server: { url: string; close(): Promise<void> };
   let reports: string;
   let apiKey = '';
-  let worker: { worker: Worker; running: Promise<void>; connection: NativeConnection } | undefined;
+  let worker: { worker: MailroomWorker; running: Promise<void>; connection: NativeConnection } | undefined;
 
   before(async () => {
     core = await startEmailCore({

@@ -6,6 +6,14 @@
 export const DELIVER_WEBHOOK_WORKFLOW = 'deliverWebhook';
 export const DELIVER_WEBHOOKS_WORKFLOW = 'deliverWebhooks';
 
+/**
+ * The task queue of the delivery attempts (the POSTs), beside the worker's
+ * own: a receiver that never answers holds a slot of this queue's worker for
+ * its timeout, never one of the email steps, the workflows' database steps or
+ * the scheduled sends (worker/create-worker.ts runs both).
+ */
+export const webhookTaskQueue = (taskQueue: string): string => `${taskQueue}-webhooks`;
+
 /** The retry schedule (WEBHOOK_RETRY_* configuration), fixed when the delivery starts. */
 export interface DeliveryRetry {
   initialSeconds: number;

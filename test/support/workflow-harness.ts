@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../../core/config.ts';
 import { authenticatedAs } from '../../core/identity.ts';
 import type { KeyStore } from '../../core/api-keys/key-store.ts';
@@ -17,7 +17,7 @@ import type { Database } from '../../core/db.ts';
 import type { EmailService, EmailStatus } from '../../core/email/contract.ts';
 import { createApp } from '../../api/app.ts';
 import type { RunResponse } from '../../api/routes/workflow/run-schema.ts';
-import { createWorker } from '../../worker/create-worker.ts';
+import { createWorker, type MailroomWorker } from '../../worker/create-worker.ts';
 import type { Webhooks } from '../../core/webhooks/index.ts';
 import type { FakeSendGrid } from './fake-sendgrid.ts';
 import { startEmailCore, type EmailCore } from './email-core.ts';
@@ -61,7 +61,8 @@ export class WorkflowHarness {
   private connection!: Connection;
   private server!: { url: string; close(): Promise<void> };
   private http!: HttpClient;
-  private workers: Array<{ worker: Worker; running: Promise<void>; connection: NativeConnection }> = [];
+  private workers: Array<{ worker: MailroomWorker; running: Promise<void>; connection: NativeConnection }> =
+    [];
 
   async start(env: Record<string, string> = {}): Promise<this> {
     installQuietRuntime();
@@ -94,7 +95,7 @@ export class WorkflowHarness {
   }
 
   /** Starts an in-process worker on this harness's task queue. */
-  async startWorker(): Promise<Worker> {
+  async startWorker(): Promise<MailroomWorker> {
     const connection = await NativeConnection.connect({ address: temporalAddress() });
     const worker = await createWorker({
       connection,
