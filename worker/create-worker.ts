@@ -41,12 +41,13 @@ export interface MailroomWorker {
  * at a time. The workflow cache keeps the SDK's default (sized from the heap:
  * about a thousand runs), so a burst of runs is not replayed from history.
  *
- * Beside it, a worker of activities only on the webhook deliveries' task
- * queue (webhookTaskQueue), with WORKER_CONCURRENCY slots of its own: a
- * receiver that never answers holds one of those for its timeout, and a
- * company whose endpoints all hang cannot stall the email steps, the
- * scheduled sends or the runs of the others (it can slow other companies'
- * deliveries: docs/webhooks.md).
+ * Beside it, a worker on the webhook deliveries' task queue
+ * (webhookTaskQueue: the delivery runs and their POSTs), with
+ * WORKER_CONCURRENCY slots of each kind of its own: a receiver that never
+ * answers holds one of those for its timeout, and a backlog of deliveries
+ * waits on that queue, so a company's endpoints cannot stall the email
+ * steps, the scheduled sends or the runs of the others (they can slow other
+ * companies' deliveries: docs/webhooks.md).
  */
 export async function createWorker(opts: CreateWorkerOptions): Promise<MailroomWorker> {
   const { config } = opts;
@@ -72,8 +73,11 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<MailroomW
     connection: opts.connection,
     namespace,
     taskQueue: webhookTaskQueue(opts.taskQueue),
+    ...code,
     activities,
+    maxConcurrentWorkflowTaskExecutions: config.workerConcurrency,
     maxConcurrentActivityTaskExecutions: config.workerConcurrency,
+    maxConcurrentLocalActivityExecutions: config.workerConcurrency,
     shutdownGraceTime: '10s',
   });
   const both = [main, deliveries];

@@ -1,6 +1,6 @@
-import { proxyActivities, rootCause, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, rootCause } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import { webhookTaskQueue, type DeliverWebhookInput } from '../core/webhooks/delivery-workflow.ts';
+import type { DeliverWebhookInput } from '../core/webhooks/delivery-workflow.ts';
 import { attemptOptions } from './deliver-webhook-policy.ts';
 import { DATABASE_STEP } from './retry-policy.ts';
 
@@ -14,10 +14,7 @@ const { failWebhookDelivery } = proxyActivities<Activities>(DATABASE_STEP);
  * delivery is marked failed and the run fails with the last error.
  */
 export async function deliverWebhook(input: DeliverWebhookInput): Promise<'delivered'> {
-  const { attemptWebhookDelivery } = proxyActivities<Activities>({
-    ...attemptOptions(input.retry),
-    taskQueue: webhookTaskQueue(workflowInfo().taskQueue),
-  });
+  const { attemptWebhookDelivery } = proxyActivities<Activities>(attemptOptions(input.retry));
   try {
     await attemptWebhookDelivery(input.deliveryKey);
     return 'delivered';

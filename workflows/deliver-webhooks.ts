@@ -1,15 +1,15 @@
-import { proxyActivities, rootCause, sleep, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, rootCause, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import {
-  webhookTaskQueue,
-  type BatchedDelivery,
-  type DeliverWebhooksInput,
-  type FirstAttempt,
+import type {
+  BatchedDelivery,
+  DeliverWebhooksInput,
+  FirstAttempt,
 } from '../core/webhooks/delivery-workflow.ts';
 import { FIRST_ATTEMPT_OPTIONS, laterAttemptOptions } from './deliver-webhook-policy.ts';
 import { DATABASE_STEP } from './retry-policy.ts';
 
 const { failWebhookDeliveries } = proxyActivities<Activities>(DATABASE_STEP);
+const { attemptWebhookBatch } = proxyActivities<Activities>(FIRST_ATTEMPT_OPTIONS);
 
 /**
  * deliverWebhooks: a batch of one endpoint's new deliveries in one run (a run
@@ -25,12 +25,6 @@ export async function deliverWebhooks(
   input: DeliverWebhooksInput,
 ): Promise<{ delivered: number; failed: number }> {
   const { endpointKey, endpointVersion } = input;
-  // The POSTs run on the deliveries' own task queue (webhookTaskQueue).
-  const attempts = webhookTaskQueue(workflowInfo().taskQueue);
-  const { attemptWebhookBatch } = proxyActivities<Activities>({
-    ...FIRST_ATTEMPT_OPTIONS,
-    taskQueue: attempts,
-  });
   let first: FirstAttempt[];
   try {
     first = await attemptWebhookBatch(input);
@@ -52,7 +46,6 @@ export async function deliverWebhooks(
       retried.map(async (delivery) => {
         const { attemptBatchedWebhook } = proxyActivities<Activities>({
           ...laterAttemptOptions(input.retry),
-          taskQueue: attempts,
           activityId: delivery.eventId,
         });
         try {

@@ -7,10 +7,11 @@ export const DELIVER_WEBHOOK_WORKFLOW = 'deliverWebhook';
 export const DELIVER_WEBHOOKS_WORKFLOW = 'deliverWebhooks';
 
 /**
- * The task queue of the delivery attempts (the POSTs), beside the worker's
- * own: a receiver that never answers holds a slot of this queue's worker for
- * its timeout, never one of the email steps, the workflows' database steps or
- * the scheduled sends (worker/create-worker.ts runs both).
+ * The task queue of the delivery runs and their attempts (the POSTs), beside
+ * the worker's own: a receiver that never answers holds a slot of this
+ * queue's worker for its timeout, and a backlog of deliveries waits here,
+ * never in front of the email steps, the runs or the scheduled sends
+ * (worker/create-worker.ts runs both).
  */
 export const webhookTaskQueue = (taskQueue: string): string => `${taskQueue}-webhooks`;
 

@@ -10,6 +10,7 @@ import {
   type DeliverWebhookInput,
   type DeliverWebhooksInput,
   type DeliveryRetry,
+  webhookTaskQueue,
 } from './delivery-workflow.ts';
 
 export interface DeliveryTarget {
@@ -54,7 +55,7 @@ export function temporalBatchStarter(client: () => Client | undefined, config: C
     };
     try {
       await temporal.workflow.start(DELIVER_WEBHOOKS_WORKFLOW, {
-        taskQueue: config.temporal.taskQueue,
+        taskQueue: webhookTaskQueue(config.temporal.taskQueue),
         workflowId: batchWorkflowId(endpoint.id, deliveries[0]!.eventId),
         args: [input],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -79,7 +80,7 @@ export function temporalDeliveryStarter(client: () => Client | undefined, config
     const input: DeliverWebhookInput = { deliveryKey: target.deliveryKey, retry: retryOf(config) };
     try {
       await temporal.workflow.start(DELIVER_WEBHOOK_WORKFLOW, {
-        taskQueue: config.temporal.taskQueue,
+        taskQueue: webhookTaskQueue(config.temporal.taskQueue),
         workflowId: deliveryWorkflowId(target.endpointId, target.eventId),
         args: [input],
         workflowIdReusePolicy: options.replay ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
