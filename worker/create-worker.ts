@@ -56,30 +56,19 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<MailroomW
     : config.workflowBundlePath
       ? { workflowBundle: { codePath: config.workflowBundlePath } }
       : { workflowsPath: WORKFLOWS_PATH };
-  const activities = createActivities({ db: opts.db, email: opts.email, config, webhooks: opts.webhooks });
-  const namespace = opts.namespace ?? config.temporal.namespace;
-  const main = await Worker.create({
+  // The two workers differ only in their task queue.
+  const options: Omit<WorkerOptions, 'taskQueue'> = {
     connection: opts.connection,
-    namespace,
-    taskQueue: opts.taskQueue,
+    namespace: opts.namespace ?? config.temporal.namespace,
     ...code,
-    activities,
+    activities: createActivities({ db: opts.db, email: opts.email, config, webhooks: opts.webhooks }),
     maxConcurrentWorkflowTaskExecutions: config.workerConcurrency,
     maxConcurrentActivityTaskExecutions: config.workerConcurrency,
     maxConcurrentLocalActivityExecutions: config.workerConcurrency,
     shutdownGraceTime: '10s',
-  });
-  const deliveries = await Worker.create({
-    connection: opts.connection,
-    namespace,
-    taskQueue: webhookTaskQueue(opts.taskQueue),
-    ...code,
-    activities,
-    maxConcurrentWorkflowTaskExecutions: config.workerConcurrency,
-    maxConcurrentActivityTaskExecutions: config.workerConcurrency,
-    maxConcurrentLocalActivityExecutions: config.workerConcurrency,
-    shutdownGraceTime: '10s',
-  });
+  };
+  const main = await Worker.create({ ...options, taskQueue: opts.taskQueue });
+  const deliveries = await Worker.create({ ...options, taskQueue: webhookTaskQueue(opts.taskQueue) });
   const both = [main, deliveries];
   const shutdown = () => {
     for (const worker of both) if (worker.getState() === 'RUNNING') worker.shutdown();
