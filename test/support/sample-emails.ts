@@ -1,7 +1,10 @@
 /**
  * Valid send bodies for tests of the email core and its routes: one template
- * that needs auth (invoice) and one that does not (welcome).
+ * that needs auth (invoice) and one that does not (welcome); and a message as
+ * providers are handed it.
  */
+import { randomUUID } from 'node:crypto';
+import type { OutgoingMail } from '../../core/email/send/provider.ts';
 
 /** A minimal valid send body (invoice template with all its variables). */
 export function invoiceBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -32,6 +35,23 @@ export function welcomeBody(overrides: Record<string, unknown> = {}): Record<str
       LOGIN_URL: 'https://app.example/login',
       SUPPORT_EMAIL: 'help@example.com',
     },
+    ...overrides,
+  };
+}
+
+/** A plain message as the send pipeline hands it to a provider (provider.ts OutgoingMail). */
+export function outgoingMail(overrides: Partial<OutgoingMail> = {}): OutgoingMail {
+  return {
+    emailId: randomUUID(),
+    from: { email: 'no-reply@mailroom.test' },
+    to: [{ email: 'user@example.com' }],
+    cc: [],
+    bcc: [],
+    subject: 'Hello',
+    html: '<p>Hello</p>',
+    text: 'Hello',
+    attachments: [],
+    categories: [],
     ...overrides,
   };
 }

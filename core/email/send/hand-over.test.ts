@@ -6,6 +6,7 @@ import { HandOverFailed } from './hand-over.ts';
 import type { MailProvider, OutgoingMail } from './provider.ts';
 import { createFailover } from './providers/failover.ts';
 import { withRate } from './quotas/rate-gate.ts';
+import { outgoingMail } from '../../../test/support/sample-emails.ts';
 
 /** What happened, in order: rate waits, hand-overs, provider calls. */
 function recorder() {
@@ -25,19 +26,7 @@ function recorder() {
   return { events, provider, rate };
 }
 
-const mail = (beforeHandOver: () => Promise<void>): OutgoingMail => ({
-  emailId: 'e1',
-  from: { email: 'from@example.com' },
-  to: [{ email: 'to@example.com' }],
-  cc: [],
-  bcc: [],
-  subject: 's',
-  html: '<p>h</p>',
-  text: 'h',
-  attachments: [],
-  categories: [],
-  beforeHandOver,
-});
+const mail = (beforeHandOver: () => Promise<void>): OutgoingMail => outgoingMail({ beforeHandOver });
 
 const logger = createLogger('test', { logLevel: 'silent', logPretty: false });
 

@@ -7,7 +7,7 @@ import { SMTPServer } from 'smtp-server';
 import { authenticatedAs } from '../../../identity.ts';
 import { exposition } from '../../../metrics.ts';
 import { mailroomFailure, startEmailCore, type EmailCore } from '../../../../test/support/email-core.ts';
-import { welcomeBody } from '../../../../test/support/sample-emails.ts';
+import { outgoingMail, welcomeBody } from '../../../../test/support/sample-emails.ts';
 import { createSmtpProvider } from './smtp.ts';
 
 /**
@@ -208,18 +208,7 @@ describe('failover when the primary never got the request', () => {
 });
 
 describe('SMTP provider alone', () => {
-  const mail = () => ({
-    emailId: randomUUID(),
-    from: { email: 'no-reply@mailroom.test' },
-    to: [{ email: 'user@example.com' }],
-    cc: [],
-    bcc: [],
-    subject: 'Hello',
-    html: '<p>Hello</p>',
-    text: 'Hello',
-    attachments: [],
-    categories: [],
-  });
+  const mail = () => outgoingMail();
 
   it('a subject that looks like an encoded-word reaches the reader as written', async () => {
     const relay = new LocalRelay();
