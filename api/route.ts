@@ -2,7 +2,8 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import { describeBodyProblem } from '../core/email/email-messages.ts';
 import type { DescribeProblem } from '../core/validation.ts';
 import { authenticate, requireCompany, type RouteAuth } from './middleware/authenticate.ts';
-import { jsonBody, type BodyLimits } from './middleware/json-body.ts';
+import { jsonBody, type BodyLimits, type BodyReading } from './middleware/json-body.ts';
+import { BodyBudget } from './middleware/body-budget.ts';
 import { validateRequest } from './middleware/request-validation.ts';
 import type { AppContext, AppDeps, AppMiddleware, AppRouter } from './types.ts';
 
@@ -109,19 +110,24 @@ export const failure = (description: string) => ({ description, schema: ErrorRes
  * then the company it acts for (401 without one), then what it acts on
  * (404), then the body (415/413/400), then its params, query and headers (400).
  */
-function middlewareOf(spec: RouteSpec, deps: AppDeps): AppMiddleware[] {
+function middlewareOf(spec: RouteSpec, deps: AppDeps, bodies: BodyReading): AppMiddleware[] {
   const chain: AppMiddleware[] = spec.around ? [spec.around] : [];
   if (spec.auth) chain.push(authenticate(spec.auth, deps) as AppMiddleware);
   if (spec.auth?.company) chain.push(requireCompany as AppMiddleware);
   if (spec.resolve) chain.push(spec.resolve);
-  if (spec.body) chain.push(...(jsonBody(spec.body, deps.config.bodyReceiveMs) as AppMiddleware[]));
+  if (spec.body) chain.push(...(jsonBody(spec.body, bodies) as AppMiddleware[]));
   chain.push(validateRequest(spec, spec.describeProblem ?? describeBodyProblem) as AppMiddleware);
   return chain;
 }
 
 export function mountRoutes(router: AppRouter, routes: readonly RouteSpec[], deps: AppDeps): void {
+  // One room for the bodies of every route of this gateway.
+  const bodies: BodyReading = {
+    receiveMs: deps.config.bodyReceiveMs,
+    budget: new BodyBudget(deps.config.bodyBytesInFlight),
+  };
   for (const spec of routes) {
-    router[spec.method](spec.path, ...middlewareOf(spec, deps), (ctx: AppContext) =>
+    router[spec.method](spec.path, ...middlewareOf(spec, deps, bodies), (ctx: AppContext) =>
       spec.handler(ctx as RouteContext<TObject, TObject, TObject>, deps),
     );
   }

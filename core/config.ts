@@ -83,6 +83,8 @@ export interface Config {
   requestDeadlineMs: number;
   /** Time a request body has to arrive, plus a second per 500 bytes received (api/middleware/body-stream.ts). */
   bodyReceiveMs: number;
+  /** Bytes of request bodies one gateway holds at once; a company half of it (api/middleware/body-budget.ts). */
+  bodyBytesInFlight: number;
   /** How long a click-tracking link redirects after its email was sent (docs/click-tracking.md). */
   clickLinkLifetimeMs: number;
   /** The shortest `every` a recurring schedule may have (protects the cluster from a company's 1 s loop). */
@@ -247,6 +249,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: trustedProxies(list(e.TRUSTED_PROXIES), fail),
     requestDeadlineMs: e.REQUEST_DEADLINE_SECONDS * 1000,
     bodyReceiveMs: e.BODY_TIMEOUT_SECONDS * 1000,
+    bodyBytesInFlight: e.BODY_BYTES_IN_FLIGHT_MB * 1024 * 1024,
     clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,
     scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
     workflowWaitsPerCompany: e.WORKFLOW_WAITS_PER_COMPANY,

@@ -3,6 +3,7 @@ import { pipeline, Transform, type Readable, type TransformCallback } from 'node
 import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import { HttpError } from '../http-error.ts';
 import { BODY_TOO_LARGE } from './error-handler.ts';
+import type { BodyAccount } from './body-budget.ts';
 import { JsonShapeError, JsonShapeScanner } from './json-shape.ts';
 
 export const UNSUPPORTED_ENCODING = 'unsupported content encoding. use gzip, deflate, br or none.';
@@ -29,6 +30,8 @@ export interface BodyBounds {
   compressed: boolean;
   /** Time the body has to arrive, plus a second per BODY_MIN_BYTES_PER_SECOND bytes received. */
   receiveMs: number;
+  /** The gateway's room for bodies: grown by Content-Length, then by the decoded bytes (body-budget.ts). */
+  account?: BodyAccount;
 }
 
 type Decoder = () => Transform;
@@ -48,9 +51,10 @@ const DECODERS: Record<string, Decoder | undefined> = {
  * in 16 KB steps.
  *
  * Refused before a byte is read: a coding other than gzip, deflate, br
- * (415), any coding on a route that takes none (415), or a Content-Length
- * over the limit (413). While reading: more bytes
- * than the limit, before or after decoding (413); a shape bound (400); a
+ * (415), any coding on a route that takes none (415), a Content-Length
+ * over the limit (413), or one the gateway has no room for (429, 503:
+ * body-budget.ts). While reading: more bytes than the limit, before or after
+ * decoding (413); more than there is room for (429, 503); a shape bound (400); a
  * coding that does not decode (400); a body that arrives too slowly (408,
  * `receiveMs` and BODY_MIN_BYTES_PER_SECOND: a client that announces a body
  * and sends it a byte at a time, or never, holds its socket no longer than
@@ -69,9 +73,16 @@ export function boundedBody(req: IncomingMessage, bounds: BodyBounds): Readable 
   if (encoded && !decoder) throw new HttpError(415, UNSUPPORTED_ENCODING);
   const declared = Number(req.headers['content-length']);
   if (declared > bounds.limit) throw new HttpError(413, BODY_TOO_LARGE);
+  const { account } = bounds;
+  if (declared > 0) account?.grow(declared);
 
   const scanner = new JsonShapeScanner(bounds.maxDepth, bounds.maxValues);
-  const checked = new ByteGuard(bounds.limit, (chunk) => scanner.write(chunk));
+  let decoded = 0;
+  const checked = new ByteGuard(bounds.limit, (chunk) => {
+    decoded += chunk.length;
+    account?.grow(decoded);
+    scanner.write(chunk);
+  });
   let out: Readable;
   let first: Transform;
   if (decoder) {

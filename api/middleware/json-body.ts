@@ -2,6 +2,8 @@ import bodyParser from 'koa-bodyparser';
 import type { Middleware } from 'koa';
 import { HttpError, UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 import type { AppState } from '../types.ts';
+import { clientNetwork } from '../../core/email/signup/index.ts';
+import type { BodyBudget } from './body-budget.ts';
 import { boundedBody, type BodyBounds } from './body-stream.ts';
 import { MAX_JSON_DEPTH, MAX_JSON_VALUES } from './json-shape.ts';
 
@@ -35,16 +37,24 @@ export function bytesOf(limit: string): number {
   return Number(match[1]) * (match[2]!.toLowerCase() === 'kb' ? 1024 : 1024 * 1024);
 }
 
+/** How every body of one gateway is read: its time to arrive and the room all of them share. */
+export interface BodyReading {
+  receiveMs: number;
+  budget: BodyBudget;
+}
+
 /**
  * A route's JSON body, read after the caller was authenticated: up to the
  * route's limit for a proven caller, ANONYMOUS_BODY_LIMIT for anyone else;
- * decoded (gzip, deflate, br), shape-checked and timed while it streams in
- * (body-stream.ts, json-shape.ts), then parsed by koa-bodyparser. Other
+ * decoded (gzip, deflate, br), shape-checked, timed and counted against the
+ * gateway's room for bodies (its company's share) while it streams in
+ * (body-stream.ts, json-shape.ts, body-budget.ts), then parsed by
+ * koa-bodyparser; its room is given back once the answer has gone. Other
  * content types are refused with 415: the parser would leave them unparsed,
  * which would surface as a confusing validation error. A request without a
  * body falls through to the route's validation.
  */
-export function jsonBody(body: BodyLimits, receiveMs: number): Middleware<AppState>[] {
+export function jsonBody(body: BodyLimits, { receiveMs, budget }: BodyReading): Middleware<AppState>[] {
   const routeLimit = bytesOf(body.limit);
   const anonymousLimit = Math.min(routeLimit, bytesOf(ANONYMOUS_BODY_LIMIT));
   const onerror = (err: Error) => {
@@ -67,13 +77,17 @@ export function jsonBody(body: BodyLimits, receiveMs: number): Middleware<AppSta
   };
   const read: Middleware<AppState> = async (ctx, next) => {
     // Public routes have no principal: their own (small, or signed) limit holds.
-    const anonymous = (ctx.state.principal as AppState['principal'] | undefined)?.authenticated === false;
+    const principal = ctx.state.principal as AppState['principal'] | undefined;
+    const anonymous = principal?.authenticated === false;
+    const account = budget.open(bodyHolder(principal, ctx.ip));
+    ctx.res.once('close', () => account.release());
     const bounds: BodyBounds = {
       limit: anonymous ? anonymousLimit : routeLimit,
       maxDepth: MAX_JSON_DEPTH,
       maxValues: body.signed ? Infinity : MAX_JSON_VALUES,
       compressed: !body.signed,
       receiveMs,
+      account,
     };
     // koa-bodyparser (co-body) reads the body from `ctx.req`: it parses a view
     // of the context whose `req` is the bounded, decoded stream in front of the
@@ -87,4 +101,13 @@ export function jsonBody(body: BodyLimits, receiveMs: number): Middleware<AppSta
     await next();
   };
   return [requireJson, read];
+}
+
+/**
+ * Whose share of the room for bodies a request takes: its key's company, the
+ * company it names (trusted headers), or else its client's network.
+ */
+function bodyHolder(principal: AppState['principal'] | undefined, ip: string): string {
+  const company = principal?.keyCompanyId ?? principal?.caller.companyId?.trim().toLowerCase();
+  return company ? `company:${company}` : `client:${clientNetwork(principal?.clientIp ?? ip)}`;
 }

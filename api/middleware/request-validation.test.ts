@@ -48,7 +48,9 @@ describe('route params, query and headers', () => {
     app.silent = true;
     app.use(errorHandler(createLogger('test', { logLevel: 'silent', logPretty: false })));
     const router = new Router<AppState>();
-    mountRoutes(router, routes, {} as AppDeps);
+    mountRoutes(router, routes, {
+      config: { bodyReceiveMs: 20_000, bodyBytesInFlight: 128 * 1024 * 1024 },
+    } as AppDeps);
     app.use(router.routes());
     server = app.listen(0);
     await new Promise((resolve) => server.once('listening', resolve));

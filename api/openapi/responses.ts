@@ -7,7 +7,8 @@ import {
   UNSUPPORTED_ENCODING,
 } from '../middleware/body-stream.ts';
 import { UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
-import { ANONYMOUS_BODY_LIMIT } from '../middleware/json-body.ts';
+import { ANONYMOUS_BODY_LIMIT, bytesOf } from '../middleware/json-body.ts';
+import { COMPANY_BODIES_BUSY, FREE_BODY_BYTES, GATEWAY_BODIES_BUSY } from '../middleware/body-budget.ts';
 import { MAX_JSON_DEPTH, MAX_JSON_VALUES, jsonTooDeep, jsonTooManyValues } from '../middleware/json-shape.ts';
 import { ErrorResponseSchema, type RouteResponse, type RouteSpec } from '../route.ts';
 import { RunResponseSchema } from '../routes/workflow/run-schema.ts';
@@ -68,6 +69,10 @@ export function responses(
       415,
       `\`${UNSUPPORTED_MEDIA_TYPE}\`; \`${spec.body.signed ? UNCOMPRESSED_ONLY : UNSUPPORTED_ENCODING}\``,
     );
+    if (bytesOf(spec.body.limit) > FREE_BODY_BYTES) {
+      addFailure(429, `\`${COMPANY_BODIES_BUSY}\` (a body over 1 MiB; see BODY_BYTES_IN_FLIGHT_MB).`);
+      addFailure(503, `\`${GATEWAY_BODIES_BUSY}\` (a body over 1 MiB; see BODY_BYTES_IN_FLIGHT_MB).`);
+    }
   }
   if (!isPublic) addFailure(401, 'Missing or invalid API key.');
   if (!all[500]) addFailure(500, `\`${INTERNAL_ERROR}\`: an unexpected failure (logged).`);

@@ -1,0 +1,157 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { SCOPES } from '../../core/identity.ts';
+import { invoiceBody, useEmailApp } from '../../test/support/email-app.ts';
+import { BodyBudget, COMPANY_BODIES_BUSY, FREE_BODY_BYTES, GATEWAY_BODIES_BUSY } from './body-budget.ts';
+
+const MB = 1024 * 1024;
+
+describe('the room for request bodies (one gateway)', () => {
+  it('a company gets half the room, the gateway all of it; small bodies always pass; released room is free again', () => {
+    const budget = new BodyBudget(90 * MB);
+    const a = budget.open('a');
+    a.grow(40 * MB);
+    const a2 = budget.open('a');
+    assert.throws(() => a2.grow(10 * MB), { message: COMPANY_BODIES_BUSY });
+    assert.equal(budget.held('a'), 40 * MB, 'a refused body takes nothing');
+    const b = budget.open('b');
+    b.grow(45 * MB);
+    const c = budget.open('c');
+    assert.throws(() => c.grow(10 * MB), { message: GATEWAY_BODIES_BUSY });
+    // At most FREE_BODY_BYTES, a body is counted but never refused.
+    const small = budget.open('c');
+    small.grow(FREE_BODY_BYTES);
+    assert.equal(budget.held(), 85 * MB + FREE_BODY_BYTES);
+    a.release();
+    a.release();
+    small.release();
+    assert.equal(budget.held(), 45 * MB, 'each body gives back what it held, once');
+    c.grow(40 * MB);
+    assert.equal(budget.held('c'), 40 * MB);
+  });
+});
+
+/**
+ * Over real HTTP with the smallest room (90 MiB: two 45 MB sends; a company
+ * 45): large bodies that have not finished arriving hold their room, and the
+ * next one that would not fit is answered at once, before its body is sent.
+ */
+describe('large request bodies in flight', () => {
+  const app = useEmailApp({ env: { AUTH_MODE: 'api-key', BODY_BYTES_IN_FLIGHT_MB: '90' } });
+  const companies = [randomUUID(), randomUUID(), randomUUID()];
+  const keys: string[] = [];
+  before(async () => {
+    for (const companyId of companies) {
+      const key = await app.keys.create({ companyId, organizationId: null, name: 'big', scopes: SCOPES });
+      keys.push(key.plaintext);
+    }
+  });
+  const open: Socket[] = [];
+  after(() => open.forEach((socket) => socket.destroy()));
+
+  /** A send whose head announces `length` bytes (or is chunked), with `first` of its body sent. */
+  const startSend = (key: string, length: number | 'chunked', first = '{"to":"') => {
+    const url = new URL(app.url);
+    const socket = connect(Number(url.port), url.hostname);
+    open.push(socket);
+    let answer = '';
+    const answered = new Promise<string>((resolve, reject) => {
+      socket.on('data', (chunk) => {
+        answer += chunk.toString();
+        if (/\r\n\r\n\{.*\}$/s.test(answer)) resolve(answer);
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(answer));
+    });
+    const head = [
+      'POST /api/email/send HTTP/1.1',
+      `Host: ${url.host}`,
+      'Content-Type: application/json',
+      `Authorization: Bearer ${key}`,
+      length === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`,
+      '',
+      '',
+    ].join('\r\n');
+    const chunk = (text: string) =>
+      length === 'chunked' ? `${text.length.toString(16)}\r\n${text}\r\n` : text;
+    socket.write(head + chunk(first));
+    return { socket, answered, send: (text: string) => socket.write(chunk(text)) };
+  };
+  const sendSmall = (index: number) =>
+    fetch(`${app.url}/api/email/send`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${keys[index]}`,
+        'x-company-id': companies[index]!,
+        'x-organization-id': randomUUID(),
+        'x-user-id': randomUUID(),
+      },
+      body: JSON.stringify(invoiceBody()),
+    });
+  /**
+   * The answer to a send announcing `length` bytes within half a second, or
+   * `reading` when the gateway took its head and waits for its body; tried
+   * again until `want` says so (the held bodies' heads are read meanwhile).
+   */
+  const answerOf = async (key: string, length: number, want: (answer: string) => boolean) => {
+    let answer = '';
+    for (let i = 0; i < 20; i++) {
+      const send = startSend(key, length);
+      answer = await Promise.race([
+        send.answered,
+        new Promise<string>((resolve) => setTimeout(() => resolve('reading'), 500)),
+      ]);
+      send.socket.destroy();
+      if (want(answer)) break;
+    }
+    return answer;
+  };
+  const refusedWith = (status: number, error: string) => (answer: string) =>
+    answer.startsWith(`HTTP/1.1 ${status} `) &&
+    /\r\nretry-after: 2\r\n/i.test(answer) &&
+    answer.endsWith(JSON.stringify({ success: false, error }));
+
+  it('past its company’s half → 429, past the gateway’s room → 503, both with Retry-After and before the body is sent; other companies and small sends go on', async () => {
+    const [a, b, c] = keys as [string, string, string];
+    const heldA = startSend(a, 40 * MB);
+    const heldB = startSend(b, 45 * MB);
+    // A second body of A's does not fit A's half.
+    const second = await answerOf(a, 10 * MB, refusedWith(429, COMPANY_BODIES_BUSY));
+    assert.ok(refusedWith(429, COMPANY_BODIES_BUSY)(second), second);
+    // C has its whole half, but the gateway holds 85 of its 90 MiB.
+    const third = await answerOf(c, 10 * MB, refusedWith(503, GATEWAY_BODIES_BUSY));
+    assert.ok(refusedWith(503, GATEWAY_BODIES_BUSY)(third), third);
+
+    // A body of at most 1 MiB is never refused for room, A's included.
+    for (const index of [0, 2]) assert.equal((await sendSmall(index)).status, 200);
+
+    // Clients that go away give their room back: C's 40 MB is taken and read.
+    heldA.socket.destroy();
+    heldB.socket.destroy();
+    const later = await answerOf(c, 40 * MB, (answer) => answer === 'reading');
+    assert.equal(later, 'reading', `40 MB of C after A and B left: ${later}`);
+  });
+
+  it('a chunked body (no length announced) is counted as it arrives and refused where it crosses the line', async () => {
+    const [a] = keys as [string];
+    const held = startSend(a, 40 * MB);
+    const chunked = startSend(a, 'chunked', '{"pad":"');
+    const mb = 'x'.repeat(MB);
+    let answer = '';
+    void chunked.answered.then((text) => (answer = text));
+    for (let sent = 0; sent < 20 && !answer; sent++) {
+      chunked.send(mb);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    answer = await Promise.race([
+      chunked.answered,
+      new Promise<string>((resolve) => setTimeout(() => resolve('no answer after 20 MB'), 5000)),
+    ]);
+    assert.match(answer, /^HTTP\/1\.1 429 /, answer.slice(0, 200));
+    assert.ok(answer.endsWith(JSON.stringify({ success: false, error: COMPANY_BODIES_BUSY })));
+    held.socket.destroy();
+  });
+});
