@@ -26,6 +26,8 @@ export interface BodyBounds {
   limit: number;
   maxDepth: number;
   maxValues: number;
+  /** Items one array may hold. */
+  maxItems: number;
   /** Content-Encoding accepted besides `identity`. */
   compressed: boolean;
   /** Time the body has to arrive, plus a second per BODY_MIN_BYTES_PER_SECOND bytes received. */
@@ -76,7 +78,7 @@ export function boundedBody(req: IncomingMessage, bounds: BodyBounds): Readable 
   const { account } = bounds;
   if (declared > 0) account?.grow(declared);
 
-  const scanner = new JsonShapeScanner(bounds.maxDepth, bounds.maxValues);
+  const scanner = new JsonShapeScanner(bounds.maxDepth, bounds.maxValues, bounds.maxItems);
   let decoded = 0;
   const checked = new ByteGuard(bounds.limit, (chunk) => {
     decoded += chunk.length;

@@ -5,7 +5,7 @@ import type { AppState } from '../types.ts';
 import { clientNetwork } from '../../core/email/signup/index.ts';
 import type { BodyBudget } from './body-budget.ts';
 import { boundedBody, type BodyBounds } from './body-stream.ts';
-import { MAX_JSON_DEPTH, MAX_JSON_VALUES } from './json-shape.ts';
+import { MAX_JSON_ARRAY_ITEMS, MAX_JSON_DEPTH, MAX_JSON_VALUES } from './json-shape.ts';
 
 /**
  * The most a caller who has not proven who they are may send on a route that
@@ -22,8 +22,8 @@ export interface BodyLimits {
    * The body is signed by its sender over its exact bytes (SendGrid's
    * webhook): the handler gets the text unparsed (`ctx.request.rawBody`) and
    * parses it only once the signature holds, so an unsigned body costs no
-   * parse. Its nesting is bounded while it is read; its value count is not
-   * (SendGrid's batches are large, and only a verified one is parsed). Not
+   * parse. Its nesting is bounded while it is read; its value and array item
+   * counts are not (SendGrid's batches are large, and only a verified one is parsed). Not
    * decompressed: the sender never compresses, and nobody unproven gets a
    * body inflated.
    */
@@ -85,6 +85,7 @@ export function jsonBody(body: BodyLimits, { receiveMs, budget }: BodyReading): 
       limit: anonymous ? anonymousLimit : routeLimit,
       maxDepth: MAX_JSON_DEPTH,
       maxValues: body.signed ? Infinity : MAX_JSON_VALUES,
+      maxItems: body.signed ? Infinity : MAX_JSON_ARRAY_ITEMS,
       compressed: !body.signed,
       receiveMs,
       account,

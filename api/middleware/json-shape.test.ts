@@ -1,23 +1,36 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { JsonShapeError, JsonShapeScanner, jsonTooDeep, jsonTooManyValues } from './json-shape.ts';
+import {
+  JsonShapeError,
+  JsonShapeScanner,
+  jsonArrayTooLong,
+  jsonTooDeep,
+  jsonTooManyValues,
+} from './json-shape.ts';
 
-/** Depth and value count of a parsed JSON value, the slow and obvious way (test inputs are shallow). */
-function shapeOf(value: unknown): { depth: number; values: number } {
-  if (value === null || typeof value !== 'object') return { depth: 0, values: 1 };
+/** Depth, value count and longest array of a parsed JSON value, the slow and obvious way (test inputs are shallow). */
+function shapeOf(value: unknown): { depth: number; values: number; items: number } {
+  if (value === null || typeof value !== 'object') return { depth: 0, values: 1, items: 0 };
   const children = Array.isArray(value) ? value : Object.values(value);
   const shapes = children.map(shapeOf);
   return {
     depth: 1 + Math.max(0, ...shapes.map((s) => s.depth)),
     values: 1 + shapes.reduce((sum, s) => sum + s.values, 0),
+    items: Math.max(Array.isArray(value) ? value.length : 0, ...shapes.map((s) => s.items)),
   };
 }
 
 /** The scanner's verdict on `text` fed in the given chunk sizes: undefined, or the message it refused with. */
-function scan(text: string, chunkSizes: number[], maxDepth: number, maxValues: number): string | undefined {
+function scan(
+  text: string,
+  chunkSizes: number[],
+  maxDepth: number,
+  maxValues: number,
+  maxItems = Infinity,
+): string | undefined {
   const bytes = Buffer.from(text);
-  const scanner = new JsonShapeScanner(maxDepth, maxValues);
+  const scanner = new JsonShapeScanner(maxDepth, maxValues, maxItems);
   let at = 0;
   try {
     for (let i = 0; at < bytes.length; i++) {
@@ -35,30 +48,42 @@ function scan(text: string, chunkSizes: number[], maxDepth: number, maxValues: n
 const json = fc.jsonValue({ maxDepth: 6 }).map((value) => ({ value, text: JSON.stringify(value, null, 1) }));
 
 describe('JSON shape scanner', () => {
-  it('measures depth and value count exactly, however the text is cut into chunks', () => {
+  it('measures depth, value count and array lengths exactly, however the text is cut into chunks', () => {
     fc.assert(
       fc.property(
         json,
         fc.array(fc.integer({ min: 1, max: 7 }), { maxLength: 5 }),
         fc.integer({ min: 0, max: 7 }),
         fc.integer({ min: 1, max: 60 }),
-        ({ value, text }, chunks, maxDepth, maxValues) => {
-          const { depth, values } = shapeOf(value);
-          // Depth is checked as each container opens, values as each value starts: whichever
-          // bound the text crosses first is the one reported.
-          const verdict = scan(text, chunks, maxDepth, maxValues);
-          if (depth <= maxDepth && values <= maxValues) assert.equal(verdict, undefined);
+        fc.integer({ min: 0, max: 8 }),
+        ({ value, text }, chunks, maxDepth, maxValues, maxItems) => {
+          const { depth, values, items } = shapeOf(value);
+          // Depth is checked as each container opens, values and items as each value starts:
+          // whichever bound the text crosses first is the one reported.
+          const verdict = scan(text, chunks, maxDepth, maxValues, maxItems);
+          const crossed = [
+            depth > maxDepth && jsonTooDeep(maxDepth),
+            values > maxValues && jsonTooManyValues(maxValues),
+            items > maxItems && jsonArrayTooLong(maxItems),
+          ].filter((message) => message !== false);
+          if (crossed.length === 0) assert.equal(verdict, undefined);
           else
             assert.ok(
-              verdict === jsonTooDeep(maxDepth) || verdict === jsonTooManyValues(maxValues),
-              `${verdict} for depth ${depth}, ${values} values`,
+              crossed.includes(verdict!),
+              `${verdict} for ${depth} deep, ${values} values, ${items} items`,
             );
-          if (depth > maxDepth && values <= maxValues) assert.equal(verdict, jsonTooDeep(maxDepth));
-          if (values > maxValues && depth <= maxDepth) assert.equal(verdict, jsonTooManyValues(maxValues));
+          if (crossed.length === 1) assert.equal(verdict, crossed[0]);
         },
       ),
       { numRuns: 5000 },
     );
+  });
+
+  it('counts the items of each array apart: nested and sibling arrays do not add up', () => {
+    const text = JSON.stringify({ a: [1, 2, [3, 4, 5], { b: ['x', 'y', 'z'] }], c: [[], [], []] });
+    assert.equal(scan(text, [], 32, 100, 4), undefined);
+    assert.equal(scan(text, [2], 32, 100, 3), jsonArrayTooLong(3));
+    assert.equal(scan(`[${'1,'.repeat(1000)}1]`, [7], 32, 10_000, 1000), jsonArrayTooLong(1000));
   });
 
   it('reads brackets, quotes and backslashes inside strings as text, also across chunk boundaries', () => {

@@ -9,7 +9,14 @@ import {
 import { UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 import { ANONYMOUS_BODY_LIMIT, bytesOf } from '../middleware/json-body.ts';
 import { COMPANY_BODIES_BUSY, FREE_BODY_BYTES, GATEWAY_BODIES_BUSY } from '../middleware/body-budget.ts';
-import { MAX_JSON_DEPTH, MAX_JSON_VALUES, jsonTooDeep, jsonTooManyValues } from '../middleware/json-shape.ts';
+import {
+  MAX_JSON_ARRAY_ITEMS,
+  MAX_JSON_DEPTH,
+  MAX_JSON_VALUES,
+  jsonArrayTooLong,
+  jsonTooDeep,
+  jsonTooManyValues,
+} from '../middleware/json-shape.ts';
 import { ErrorResponseSchema, type RouteResponse, type RouteSpec } from '../route.ts';
 import { RunResponseSchema } from '../routes/workflow/run-schema.ts';
 import { camelCase, JSON_TYPE, pascalCase, plain, type Components, type Json } from './components.ts';
@@ -59,7 +66,8 @@ export function responses(
     addFailure(
       400,
       `\`${MALFORMED_JSON}\` when the body is not JSON; \`${jsonTooDeep(MAX_JSON_DEPTH)}\`; ` +
-        `\`${jsonTooManyValues(MAX_JSON_VALUES)}\`; \`${MALFORMED_COMPRESSED_BODY}\``,
+        `\`${jsonTooManyValues(MAX_JSON_VALUES)}\`; \`${jsonArrayTooLong(MAX_JSON_ARRAY_ITEMS)}\`; ` +
+        `\`${MALFORMED_COMPRESSED_BODY}\``,
     );
     const anonymous = spec.auth?.anonymous
       ? `; ${ANONYMOUS_BODY_LIMIT.toUpperCase()} without an API key`
