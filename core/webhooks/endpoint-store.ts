@@ -11,8 +11,20 @@ export const PREVIOUS_SECRET_LIFETIME_MS = 24 * 3600_000;
 /** The endpoints one company may register (in each mode, live and test). */
 export const MAX_ENDPOINTS_PER_COMPANY = 20;
 
-/** Rotations at once on one endpoint that a rotation outlasts before it gives up (a 500). */
+/**
+ * Secrets that sign at once: the current one and those rotated out less than
+ * PREVIOUS_SECRET_LIFETIME_MS ago. Every delivery carries one signature per
+ * secret, so without a bound 1,500 rotations in a day made a 68 KB
+ * `webhook-signature` header (receivers refuse past 16 KB: 431).
+ */
+export const MAX_SIGNING_SECRETS = 10;
+
+/** Rotations by other processes at once that a rotation outlasts before it answers 409. */
 const MAX_ROTATION_TRIES = 20;
+
+/** What a rotation did: a new secret, or not yet (MAX_SIGNING_SECRETS sign until `retryAt`), or another process kept rotating. */
+export type Rotation =
+  { secret: string; previousExpiresAt: Date } | { tooManyUntil: Date } | { contended: true };
 
 /** One document of `webhook_endpoints`. `_id`: `<company id>/<endpoint id>` (a company's are one `_id` range). */
 export interface EndpointDoc {
@@ -56,7 +68,8 @@ export interface EndpointStore {
     patch: Partial<Pick<EndpointDoc, 'url' | 'events' | 'description' | 'enabled'>>,
   ): Promise<EndpointDoc | null>;
   remove(owner: EndpointOwner, id: string): Promise<boolean>;
-  rotateSecret(owner: EndpointOwner, id: string): Promise<{ secret: string; previousExpiresAt: Date } | null>;
+  /** null: no such endpoint of the owner's. */
+  rotateSecret(owner: EndpointOwner, id: string): Promise<Rotation | null>;
   /** Every enabled endpoint (the subscription cache; a small collection). */
   enabled(): Promise<EndpointDoc[]>;
   /**
@@ -93,6 +106,8 @@ const rangeOf = (companyId: string) => ({ $gt: `${companyId}/`, $lt: `${companyI
 export function createEndpointStore(db: Db): EndpointStore {
   /** Creates take turns per company and mode: the cap is exact within a gateway (capped-create.ts). */
   const creates = createKeyedLock();
+  /** Rotations of one endpoint take turns within a process; across processes the compare-and-set decides. */
+  const rotations = createKeyedLock();
   const endpoints: Collection<EndpointDoc> = db.collection<EndpointDoc>('webhook_endpoints');
   /** The owner's view: its company, its organization when bound to one, its mode. */
   const visible = (owner: EndpointOwner, doc: EndpointDoc | null) =>
@@ -168,27 +183,33 @@ export function createEndpointStore(db: Db): EndpointStore {
       return (await endpoints.deleteOne({ _id: keyOf(owner, id) })).deletedCount === 1;
     },
 
-    async rotateSecret(owner, id) {
-      // Compare-and-set on the current secret, read again when another rotation
-      // came first: two rotations at once both land, and each secret they
-      // answered with signs (the later one current, the earlier one beside it).
-      for (let tries = 0; tries < MAX_ROTATION_TRIES; tries++) {
-        const doc = await store.get(owner, id);
-        if (!doc) return null;
-        const now = new Date();
-        const previousExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_LIFETIME_MS);
-        const secret = newSecret();
-        // The old current secret signs 24 h more; older rotated-out ones keep their own expiry.
-        const kept = doc.secrets
-          .map((s) => (s.expires_at === null ? { ...s, expires_at: previousExpiresAt } : s))
-          .filter((s) => s.expires_at !== null && s.expires_at > now);
-        const rotated = await endpoints.updateOne(
-          { _id: doc._id, 'secrets.0.secret': doc.secrets[0]?.secret },
-          { $set: { secrets: [{ secret, expires_at: null }, ...kept], updated_at: now } },
-        );
-        if (rotated.matchedCount === 1) return { secret, previousExpiresAt };
-      }
-      throw new Error(`endpoint ${id}: the secret kept changing under ${MAX_ROTATION_TRIES} rotations`);
+    rotateSecret(owner, id) {
+      return rotations.run(keyOf(owner, id), async () => {
+        // Compare-and-set on the current secret, read again when another
+        // process's rotation came first: rotations at once all land, and each
+        // secret they answered with signs (the latest current, the others beside it).
+        for (let tries = 0; tries < MAX_ROTATION_TRIES; tries++) {
+          const doc = await store.get(owner, id);
+          if (!doc) return null;
+          const now = new Date();
+          const previousExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_LIFETIME_MS);
+          // The old current secret signs 24 h more; older rotated-out ones keep their own expiry.
+          const kept = doc.secrets
+            .map((s) => (s.expires_at === null ? { ...s, expires_at: previousExpiresAt } : s))
+            .filter((s) => s.expires_at !== null && s.expires_at > now);
+          if (kept.length >= MAX_SIGNING_SECRETS) {
+            // Newest first: the last one kept is the first to stop signing.
+            return { tooManyUntil: kept[kept.length - 1]!.expires_at! };
+          }
+          const secret = newSecret();
+          const rotated = await endpoints.updateOne(
+            { _id: doc._id, 'secrets.0.secret': doc.secrets[0]?.secret },
+            { $set: { secrets: [{ secret, expires_at: null }, ...kept], updated_at: now } },
+          );
+          if (rotated.matchedCount === 1) return { secret, previousExpiresAt };
+        }
+        return { contended: true };
+      });
     },
 
     enabled: () => endpoints.find({ enabled: true }).limit(10_000).toArray(),
