@@ -45,6 +45,7 @@ export default {
           '^core/workflows/search-attributes\\.ts$',
           '^core/webhooks/delivery-workflow\\.ts$',
           '^core/workflows/scheduled-send\\.ts$',
+          '^core/workflows/fairness\\.ts$',
           '^node_modules/@temporalio/(workflow|common)/',
         ],
       },

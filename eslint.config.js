@@ -42,7 +42,8 @@ export default tseslint.config(
             {
               // core/identity.ts (the memo key), core/workflows/search-attributes.ts (the
               // search attribute keys), core/workflows/scheduled-send.ts (a scheduled email's
-              // send key) and core/webhooks/delivery-workflow.ts (a delivery's input) are
+              // send key), core/workflows/fairness.ts (a run's fairness key) and
+              // core/webhooks/delivery-workflow.ts (a delivery's input) are
               // dependency-free data, safe in the sandbox.
               group: [
                 'node:*',
@@ -59,6 +60,7 @@ export default tseslint.config(
                 '../core/webhooks/*',
                 '!../core/webhooks/delivery-workflow.ts',
                 '!../core/workflows/scheduled-send.ts',
+                '!../core/workflows/fairness.ts',
                 '../activities/*',
               ],
               message: 'Workflows are deterministic: import activity types only (import type).',

@@ -69,6 +69,21 @@ export interface TemporalOptions extends OutputOptions {
 }
 
 /**
+ * What Mailroom needs of a Temporal server beyond its defaults, the same as
+ * infra/temporal-dynamic-config.yaml for docker compose: task queue fairness,
+ * so each company's runs take turns with other companies' (runs carry their
+ * company as fairness key: core/workflows/fairness.ts), on one partition per
+ * task queue, where the server keeps those turns exactly (with the default
+ * four, each partition keeps its own: a company's backlog then still
+ * delays others').
+ */
+export const TEMPORAL_DYNAMIC_CONFIG = {
+  'matching.enableFairness': true,
+  'matching.numTaskqueueReadPartitions': 1,
+  'matching.numTaskqueueWritePartitions': 1,
+} as const;
+
+/**
  * `temporal server start-dev`: a full Temporal server (frontend, history,
  * matching, SQLite) in one process. The dev server picks the ports of its
  * internal services itself, free a moment before it binds them, so another
@@ -110,6 +125,8 @@ async function startTemporalOnce(options: TemporalOptions): Promise<TemporalHand
   if (namespace !== 'default') args.push('--namespace', namespace);
   // The runs' custom search attributes (all Keyword), registered on every namespace at start.
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
+  for (const [key, value] of Object.entries(TEMPORAL_DYNAMIC_CONFIG))
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   const server = await startServer(
     'Temporal',
     address,

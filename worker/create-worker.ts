@@ -62,7 +62,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<MailroomW
     namespace: opts.namespace ?? config.temporal.namespace,
     ...code,
     activities: createActivities({ db: opts.db, email: opts.email, config, webhooks: opts.webhooks }),
-    maxConcurrentWorkflowTaskExecutions: config.workerConcurrency,
+    // At least 2: the SDK polls the sticky (cached-run) queue beside the
+    // normal one and refuses a worker with one workflow task slot.
+    maxConcurrentWorkflowTaskExecutions: Math.max(2, config.workerConcurrency),
     maxConcurrentActivityTaskExecutions: config.workerConcurrency,
     maxConcurrentLocalActivityExecutions: config.workerConcurrency,
     shutdownGraceTime: '10s',

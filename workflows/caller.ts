@@ -1,5 +1,6 @@
-import { workflowInfo } from '@temporalio/workflow';
+import { workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { CALLER_MEMO_KEY, type Caller } from '../core/identity.ts';
+import { companyPriority } from '../core/workflows/fairness.ts';
 
 /**
  * Who triggered this run (`X-Company-Id`, `X-Organization-Id`, `X-User-Id`),
@@ -16,4 +17,15 @@ export function runCaller(): Caller {
   if (typeof userId === 'string') caller.userId = userId;
   if (test === true) caller.test = true;
   return caller;
+}
+
+/**
+ * A step's options with the caller's company as its fairness key when the
+ * run has none (core/workflows/fairness.ts): a run started by a schedule
+ * created before schedules carried one. Its step then waits for its
+ * company's turn on the task queue like a step of a run started by the API.
+ */
+export function forCallersCompany(options: ActivityOptions): ActivityOptions {
+  if (workflowInfo().priority?.fairnessKey) return options;
+  return { ...options, ...companyPriority(runCaller().companyId) };
 }

@@ -5,12 +5,13 @@ import type {
   SendEmailReceivedEinInput,
   SendEmailReceivedEinResult,
 } from '../core/workflows/send-email-received-ein.input.ts';
-import { runCaller } from './caller.ts';
+import { forCallersCompany, runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { EMAIL_STEP } from './retry-policy.ts';
 import { reportsOutcome, type OutcomeReport } from './report-outcome.ts';
 
-const { deliverEinEmail } = proxyActivities<Activities>(EMAIL_STEP);
+/** The send step, dispatched in its company's turn (caller.ts). */
+const emailStep = () => proxyActivities<Activities>(forCallersCompany(EMAIL_STEP));
 
 /**
  * send-email-received-ein: one step, the notification chosen by `emailAction`
@@ -24,7 +25,7 @@ async function sendEmailReceivedEinRun(
 ): Promise<SendEmailReceivedEinResult> {
   const idempotencyKey = `${workflowInfo().workflowId}:ein-email`;
   const sent = await sendOrMarkFailed(idempotencyKey, () =>
-    deliverEinEmail({
+    emailStep().deliverEinEmail({
       idempotencyKey,
       emailAction: input.emailAction,
       recipients: input.recipients,

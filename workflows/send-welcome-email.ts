@@ -4,7 +4,7 @@ import type {
   SendWelcomeEmailInput,
   SendWelcomeEmailResult,
 } from '../core/workflows/send-welcome-email.input.ts';
-import { runCaller } from './caller.ts';
+import { forCallersCompany, runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { recordEmailId } from './record-email-id.ts';
 import { DATABASE_LOCAL_STEP, EMAIL_STEP } from './retry-policy.ts';
@@ -12,7 +12,8 @@ import { audienceOf, reportsOutcome, type OutcomeReport } from './report-outcome
 
 const { claimUserWelcomeEmail, releaseWelcomeEmail, markWelcomeEmailSent, readWelcomeUser } =
   proxyLocalActivities<Activities>(DATABASE_LOCAL_STEP);
-const { deliverWelcomeEmail } = proxyActivities<Activities>(EMAIL_STEP);
+/** The send step, dispatched in its company's turn (caller.ts). */
+const emailStep = () => proxyActivities<Activities>(forCallersCompany(EMAIL_STEP));
 
 /** Why a run sends nothing: the flag is set, or another run holds the claim. */
 const NOT_CLAIMED = {
@@ -57,7 +58,7 @@ async function sendWelcomeEmailRun(
   let sent;
   try {
     sent = await sendOrMarkFailed(idempotencyKey, () =>
-      deliverWelcomeEmail({
+      emailStep().deliverWelcomeEmail({
         idempotencyKey,
         userId: input.userId,
         email: claimed.email,
@@ -95,7 +96,13 @@ async function sendTestWelcome(
   const user = await readWelcomeUser(input.userId, caller.companyId);
   const idempotencyKey = `${workflowInfo().workflowId}:welcome-email`;
   const sent = await sendOrMarkFailed(idempotencyKey, () =>
-    deliverWelcomeEmail({ idempotencyKey, userId: input.userId, email: user.email, name: user.name, caller }),
+    emailStep().deliverWelcomeEmail({
+      idempotencyKey,
+      userId: input.userId,
+      email: user.email,
+      name: user.name,
+      caller,
+    }),
   );
   recordEmailId(sent.emailId);
   return { message: 'welcome email sent', userId: input.userId, emailId: sent.emailId };

@@ -1,3 +1,4 @@
+import { companyPriority } from '../workflows/fairness.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Config } from '../config.ts';
 import { COMPANY_ID } from '../workflows/search-attributes.ts';
@@ -60,6 +61,7 @@ export function temporalBatchStarter(client: () => Client | undefined, config: C
         args: [input],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         typedSearchAttributes: [{ key: COMPANY_ID, value: endpoint.companyId }],
+        ...companyPriority(endpoint.companyId),
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -87,6 +89,7 @@ export function temporalDeliveryStarter(client: () => Client | undefined, config
         // A replay is asked for a delivery that ended: a run of it still open is only recording its end.
         ...(options.replay ? { workflowIdConflictPolicy: 'TERMINATE_EXISTING' as const } : {}),
         typedSearchAttributes: [{ key: COMPANY_ID, value: target.companyId }],
+        ...companyPriority(target.companyId),
       });
       return 'started';
     } catch (err) {

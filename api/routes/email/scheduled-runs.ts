@@ -1,3 +1,4 @@
+import { companyPriority } from '../../../core/workflows/fairness.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Config } from '../../../core/config.ts';
@@ -57,6 +58,7 @@ export async function startScheduledRun(deps: RunStarter, run: ScheduledRun): Pr
         args: [input],
         memo: { [CALLER_MEMO_KEY]: run.caller },
         typedSearchAttributes: attributes,
+        ...companyPriority(run.caller.companyId),
         // One run per email, ever: a finished run is not started again.
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         workflowIdConflictPolicy: 'USE_EXISTING',

@@ -65,6 +65,10 @@ describe('recurring schedules', () => {
     for (const { runId } of running.recentRuns.slice(0, 2)) {
       const run = await h.waitForStatus(EIN, runId, 'completed');
       assert.equal(run.result?.result['message'], 'ein email sent');
+      // It takes its company's turns on the task queue (docs/scaling.md).
+      const history = await h.temporal.workflow.getHandle(runId).fetchHistory();
+      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+      assert.equal(started?.priority?.fairnessKey, h.caller.companyId);
     }
 
     const paused = await h.request('PATCH', `${base}/${schedule.scheduleId}`, { paused: true });

@@ -1,3 +1,4 @@
+import { companyPriority } from '../../../core/workflows/fairness.ts';
 import { randomUUID } from 'node:crypto';
 import {
   ScheduleNotFoundError,
@@ -92,6 +93,9 @@ export function actionOf(
     args: [input],
     memo: { [CALLER_MEMO_KEY]: caller, [SPEC_MEMO_KEY]: spec },
     typedSearchAttributes: searchAttributesFor(def, input, caller),
+    // Its runs take their company's turns on the task queue (core/workflows/fairness.ts). The
+    // SDK's types leave `priority` out of a schedule's action, but it sends it to the server.
+    ...companyPriority(caller.companyId),
   };
 }
 

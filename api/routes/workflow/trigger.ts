@@ -1,3 +1,4 @@
+import { companyPriority } from '../../../core/workflows/fairness.ts';
 import { createHmac, randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
@@ -139,6 +140,7 @@ export const triggerRoute = defineRoute({
           args: [input],
           memo: { [CALLER_MEMO_KEY]: caller },
           typedSearchAttributes: searchAttributesFor(def, input, caller),
+          ...companyPriority(caller.companyId),
           // A run id is used once, ever: a repeat of a finished run's key is
           // rejected (caught below) instead of starting a second run, and a
           // repeat while it runs attaches to it.
