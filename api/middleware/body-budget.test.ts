@@ -9,7 +9,7 @@ import { BodyBudget, COMPANY_BODIES_BUSY, FREE_BODY_BYTES, GATEWAY_BODIES_BUSY }
 const MB = 1024 * 1024;
 
 describe('the room for request bodies (one gateway)', () => {
-  it('a company gets half the room, the gateway all of it; small bodies always pass; released room is free again', () => {
+  it('a company gets half the room, the gateway all of it; small bodies pass a full gateway, not a full half; released room is free again', () => {
     const budget = new BodyBudget(90 * MB);
     const a = budget.open('a');
     a.grow(40 * MB);
@@ -20,16 +20,35 @@ describe('the room for request bodies (one gateway)', () => {
     b.grow(45 * MB);
     const c = budget.open('c');
     assert.throws(() => c.grow(10 * MB), { message: GATEWAY_BODIES_BUSY });
-    // At most FREE_BODY_BYTES, a body is counted but never refused.
+    // At most FREE_BODY_BYTES, a body is counted, and refused only when its company holds its half.
     const small = budget.open('c');
     small.grow(FREE_BODY_BYTES);
     assert.equal(budget.held(), 85 * MB + FREE_BODY_BYTES);
+    assert.throws(() => budget.open('b').grow(1024), { message: COMPANY_BODIES_BUSY });
     a.release();
     a.release();
     small.release();
     assert.equal(budget.held(), 45 * MB, 'each body gives back what it held, once');
     c.grow(40 * MB);
     assert.equal(budget.held('c'), 40 * MB);
+  });
+
+  it('many small bodies of one company fill its half only: another company’s large body still fits (audit: 130 trickling 1 MiB bodies blocked everyone)', () => {
+    const budget = new BodyBudget(128 * MB);
+    const held = [];
+    let refused = 0;
+    for (let i = 0; i < 130; i++) {
+      try {
+        const body = budget.open('a');
+        body.grow(FREE_BODY_BYTES);
+        held.push(body);
+      } catch {
+        refused++;
+      }
+    }
+    assert.deepEqual([held.length, refused], [64, 66]);
+    budget.open('b').grow(40 * MB);
+    assert.equal(budget.held(), 104 * MB);
   });
 });
 

@@ -1,9 +1,10 @@
 import { MailroomError } from '../../core/errors.ts';
 
 /**
- * A body this size or smaller is never refused for room (it is counted):
- * every JSON route but a send takes at most 64 KB, and a send without large
- * attachments stays far below it.
+ * A body this size or smaller is refused only when its company holds its
+ * half already, never because the gateway is full: every JSON route but a
+ * send takes at most 64 KB, and a send without large attachments stays far
+ * below it.
  */
 export const FREE_BODY_BYTES = 1024 * 1024;
 
@@ -26,8 +27,11 @@ export const GATEWAY_BODIES_BUSY = 'too many large request bodies in flight. ret
  * the answer has gone; a body that would take a company past its share is
  * refused 429, one that would take the gateway past the whole 503, both with
  * `Retry-After`, before (with Content-Length) or as soon as (without) it
- * crosses the line. A company's share is half the whole, so another company
- * always finds room; bodies of at most FREE_BODY_BYTES are never refused.
+ * crosses the line. A company's share is half the whole, so no company takes
+ * all the room. Bodies of at most FREE_BODY_BYTES are counted against their
+ * company's half too (else 130 of them, each announcing 1 MiB and trickling,
+ * held the whole room and every other company's large sends got 503), but
+ * never refused because the gateway is full.
  */
 export class BodyBudget {
   private used = 0;
@@ -51,10 +55,9 @@ export class BodyBudget {
   /** @internal Takes `more` bytes for `holder`, or throws without taking any. */
   take(holder: string, more: number, bodySize: number): void {
     const mine = this.usedBy.get(holder) ?? 0;
-    if (bodySize > FREE_BODY_BYTES) {
-      if (mine + more > this.perHolder) throw busy(COMPANY_BODIES_BUSY, 'rate_limited');
-      if (this.used + more > this.total) throw busy(GATEWAY_BODIES_BUSY, 'unavailable');
-    }
+    if (mine + more > this.perHolder) throw busy(COMPANY_BODIES_BUSY, 'rate_limited');
+    if (bodySize > FREE_BODY_BYTES && this.used + more > this.total)
+      throw busy(GATEWAY_BODIES_BUSY, 'unavailable');
     this.used += more;
     this.usedBy.set(holder, mine + more);
   }

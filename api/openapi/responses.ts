@@ -77,10 +77,12 @@ export function responses(
       415,
       `\`${UNSUPPORTED_MEDIA_TYPE}\`; \`${spec.body.signed ? UNCOMPRESSED_ONLY : UNSUPPORTED_ENCODING}\``,
     );
-    if (bytesOf(spec.body.limit) > FREE_BODY_BYTES) {
-      addFailure(429, `\`${COMPANY_BODIES_BUSY}\` (a body over 1 MiB; see BODY_BYTES_IN_FLIGHT_MB).`);
+    addFailure(
+      429,
+      `\`${COMPANY_BODIES_BUSY}\` (the company's request bodies in flight hold half of BODY_BYTES_IN_FLIGHT_MB).`,
+    );
+    if (bytesOf(spec.body.limit) > FREE_BODY_BYTES)
       addFailure(503, `\`${GATEWAY_BODIES_BUSY}\` (a body over 1 MiB; see BODY_BYTES_IN_FLIGHT_MB).`);
-    }
   }
   if (!isPublic) addFailure(401, 'Missing or invalid API key.');
   if (!all[500]) addFailure(500, `\`${INTERNAL_ERROR}\`: an unexpected failure (logged).`);
