@@ -150,8 +150,10 @@ describe('finding 1: compressed and nested bodies', () => {
     }
   });
 
-  it('45 MB of {"x":[{},{},…]} uncompressed: 413 without credentials, 400 (too many values) with a key, /health unaffected', async () => {
-    const flat = Buffer.from(`{"x":[${'{},'.repeat(15_000_000 - 1)}{}]}`);
+  it('45 MB of {"x":[[{},{},…],…]} uncompressed: 413 without credentials, 400 (too many values) with a key, /health unaffected', async () => {
+    // Arrays of 1,000 (the most one array may hold), 15,000 of them.
+    const thousand = `[${'{},'.repeat(999)}{}]`;
+    const flat = Buffer.from(`{"x":[${`${thousand},`.repeat(15_000 - 1)}${thousand}]}`);
     assert.ok(flat.length > 44_000_000);
     for (const [headers, status, error] of [
       [anonymous(), 413, 'request body too large.'],
@@ -162,6 +164,14 @@ describe('finding 1: compressed and nested bodies', () => {
       assert.deepEqual(result.body, refused(error));
       assertHealthy(`45 MB flat, ${status}`, health);
     }
+  });
+
+  it('45 MB of one array of {} with a key: 400 at its 1,001st item, /health unaffected', async () => {
+    const flat = Buffer.from(`{"x":[${'{},'.repeat(15_000_000 - 1)}{}]}`);
+    const { result, health } = await whilePolling(() => post('/api/email/send', flat, withKey()));
+    assert.equal(result.status, 400);
+    assert.deepEqual(result.body, refused('request body array too long. maximum is 1,000 items.'));
+    assertHealthy('45 MB one array', health);
   });
 
   it('5 MB of [[[…]]] to the webhook, unsigned: refused at the 33rd level, never parsed', async () => {
