@@ -79,10 +79,8 @@ export function boundedBody(req: IncomingMessage, bounds: BodyBounds): Readable 
   if (declared > 0) account?.grow(declared);
 
   const scanner = new JsonShapeScanner(bounds.maxDepth, bounds.maxValues, bounds.maxItems);
-  let decoded = 0;
-  const checked = new ByteGuard(bounds.limit, (chunk) => {
-    decoded += chunk.length;
-    account?.grow(decoded);
+  const checked = new ByteGuard(bounds.limit, (chunk, seen) => {
+    account?.grow(seen);
     scanner.write(chunk);
   });
   let out: Readable;
@@ -139,13 +137,13 @@ function requireMinimumRate(req: IncomingMessage, first: Transform, receiveMs: n
   first.once('close', stop);
 }
 
-/** Passes bytes through up to `limit` (more → 413), showing each chunk to `inspect` first. */
+/** Passes bytes through up to `limit` (more → 413), showing each chunk, and the bytes so far, to `inspect` first. */
 class ByteGuard extends Transform {
   private seen = 0;
 
   constructor(
     private readonly limit: number,
-    private readonly inspect?: (chunk: Buffer) => void,
+    private readonly inspect?: (chunk: Buffer, seen: number) => void,
   ) {
     super();
   }
@@ -154,7 +152,7 @@ class ByteGuard extends Transform {
     this.seen += chunk.length;
     if (this.seen > this.limit) return done(new HttpError(413, BODY_TOO_LARGE));
     try {
-      this.inspect?.(chunk);
+      this.inspect?.(chunk, this.seen);
     } catch (err) {
       return done(err instanceof JsonShapeError ? new HttpError(400, err.message) : (err as Error));
     }

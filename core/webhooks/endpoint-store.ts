@@ -22,7 +22,7 @@ export const MAX_SIGNING_SECRETS = 10;
 /** Rotations by other processes at once that a rotation outlasts before it answers 409. */
 const MAX_ROTATION_TRIES = 20;
 
-/** What a rotation did: a new secret, or not yet (MAX_SIGNING_SECRETS sign until `retryAt`), or another process kept rotating. */
+/** What a rotation did: a new secret, or not yet (MAX_SIGNING_SECRETS sign until `tooManyUntil`), or another process kept rotating. */
 export type Rotation =
   { secret: string; previousExpiresAt: Date } | { tooManyUntil: Date } | { contended: true };
 
