@@ -1,6 +1,6 @@
-import { companyPriority } from '../workflows/fairness.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Config } from '../config.ts';
+import { companyPriority } from '../workflows/fairness.ts';
 import { COMPANY_ID } from '../workflows/search-attributes.ts';
 import {
   DELIVER_WEBHOOK_WORKFLOW,

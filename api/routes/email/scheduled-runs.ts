@@ -1,10 +1,10 @@
-import { companyPriority } from '../../../core/workflows/fairness.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Config } from '../../../core/config.ts';
 import type { EmailService } from '../../../core/email/contract.ts';
 import { CALLER_MEMO_KEY, type Caller, type Principal } from '../../../core/identity.ts';
 import type { Logger } from '../../../core/logger.ts';
+import { companyPriority } from '../../../core/workflows/fairness.ts';
 import { COMPANY_ID, EMAIL_ID, USER_ID } from '../../../core/workflows/search-attributes.ts';
 import {
   SCHEDULED_SEND_WORKFLOW_TYPE,

@@ -1,4 +1,3 @@
-import { companyPriority } from '../../../core/workflows/fairness.ts';
 import { randomUUID } from 'node:crypto';
 import {
   ScheduleNotFoundError,
@@ -9,6 +8,7 @@ import {
   type ScheduleSpec,
 } from '@temporalio/client';
 import { CALLER_MEMO_KEY, withinReach, type Caller, type Reach } from '../../../core/identity.ts';
+import { companyPriority } from '../../../core/workflows/fairness.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
 import {
   everyTooShort,

@@ -1,10 +1,10 @@
-import { companyPriority } from '../../../core/workflows/fairness.ts';
 import { createHmac, randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import { CALLER_MEMO_KEY, type Caller } from '../../../core/identity.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
+import { companyPriority } from '../../../core/workflows/fairness.ts';
 import { COMPANY_ID, USER_ID } from '../../../core/workflows/search-attributes.ts';
 import { workflowTriggers } from '../../../core/metrics.ts';
 import { IDEMPOTENCY_KEY_INVALID } from '../../../core/validation.ts';
