@@ -57,6 +57,10 @@ export const EnvSchema = Type.Object({
   SIGNUP_LINK_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
   CLICK_LINK_LIFETIME_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
   SCHEDULE_MIN_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 60 }),
+  /** Scheduled emails not sent yet one company may hold, live and test each (core/email/send/scheduled-pending.ts). */
+  SCHEDULED_MAX_PENDING: Type.Integer({ minimum: 1, maximum: 100_000_000, default: 100_000 }),
+  /** MiB of stored request those may hold between them; at least one 12 MB request. */
+  SCHEDULED_MAX_PENDING_MB: Type.Integer({ minimum: 12, maximum: 100_000_000, default: 1024 }),
   MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000 }),
   WORKFLOW_WAITS_PER_COMPANY: Type.Integer({ minimum: 0, maximum: 100_000, default: 50 }),
   SIGNUP_LIMIT_PER_RECIPIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),

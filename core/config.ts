@@ -89,6 +89,8 @@ export interface Config {
   clickLinkLifetimeMs: number;
   /** The shortest `every` a recurring schedule may have (protects the cluster from a company's 1 s loop). */
   scheduleMinIntervalSeconds: number;
+  /** What one company (per mode) may keep scheduled: emails not sent yet, and characters of their stored requests. */
+  scheduledPending: { maxCount: number; maxChars: number };
   /** Open connections one client network may hold on a gateway (TRUSTED_PROXIES excepted); one more is 429. */
   maxConnectionsPerClient: number;
   /** `GET …?wait=` requests one company may have waiting at once on one gateway; past it, answered at once. */
@@ -252,6 +254,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     bodyBytesInFlight: e.BODY_BYTES_IN_FLIGHT_MB * 1024 * 1024,
     clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,
     scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
+    scheduledPending: {
+      maxCount: e.SCHEDULED_MAX_PENDING,
+      maxChars: e.SCHEDULED_MAX_PENDING_MB * 1024 * 1024,
+    },
     workflowWaitsPerCompany: e.WORKFLOW_WAITS_PER_COMPANY,
     maxConnectionsPerClient: e.MAX_CONNECTIONS_PER_CLIENT,
     devInboxDir: e.DEV_INBOX_DIR,

@@ -192,6 +192,7 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
     customHtml,
     blockedDomains: config.blockedEmailDomains,
     senders,
+    pendingLimits: config.scheduledPending,
     send: (body, principal, options) => send(body, principal, options),
     logger,
   });

@@ -259,3 +259,65 @@ describe('scheduled sends with test-mode keys (AUTH_MODE=api-key)', () => {
     assert.equal((status.body['data'] as Record<string, unknown>)['status'], 'sent');
   });
 });
+
+describe('the bound on pending scheduled emails (SCHEDULED_MAX_PENDING)', () => {
+  const b = new WorkflowHarness();
+  const company = {
+    'x-company-id': randomUUID(),
+    'x-organization-id': randomUUID(),
+    'x-user-id': randomUUID(),
+  };
+  before(() => b.start({ SCHEDULED_MAX_PENDING: '2' }));
+  after(() => b.stop());
+  const TOO_MANY =
+    'too many scheduled emails pending for this company. maximum is 2; cancel some or wait until they are sent.';
+
+  it('a send past it is 429 with Retry-After; a bulk item past it fails alone; a cancel makes room', async () => {
+    const schedule = () =>
+      b.request(
+        'POST',
+        '/api/email/send',
+        invoiceBody({ to: `bound-${randomUUID()}@example.com`, send_at: inMs(DAY) }),
+        company,
+      );
+    const first = await schedule();
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const bulk = await b.request(
+      'POST',
+      '/api/email/bulk',
+      {
+        emails: ['x', 'y'].map((id) => ({
+          id,
+          ...invoiceBody({ to: `bound-${id}-${randomUUID()}@example.com`, send_at: inMs(DAY) }),
+        })),
+        batchDelay: 0,
+      },
+      company,
+    );
+    assert.equal(bulk.status, 200, JSON.stringify(bulk.body));
+    const outcomes = (bulk.body['results'] as Array<Record<string, unknown>>).map((r) => r['error'] ?? 'ok');
+    assert.deepEqual(outcomes.sort(), ['ok', TOO_MANY]);
+
+    const over = await schedule();
+    assert.equal(over.status, 429);
+    assert.deepEqual(over.body, { success: false, error: TOO_MANY });
+    assert.equal(over.headers.get('retry-after'), '60');
+    // Another company is not held back.
+    const other = await b.request(
+      'POST',
+      '/api/email/send',
+      invoiceBody({ to: `bound-other-${randomUUID()}@example.com`, send_at: inMs(DAY) }),
+      { ...company, 'x-company-id': randomUUID() },
+    );
+    assert.equal(other.status, 200, JSON.stringify(other.body));
+
+    const cancelled = await b.request(
+      'DELETE',
+      `/api/email/scheduled/${String(first.body['email_id'])}`,
+      undefined,
+      company,
+    );
+    assert.equal(cancelled.status, 200);
+    assert.equal((await schedule()).status, 200);
+  });
+});

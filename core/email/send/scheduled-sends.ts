@@ -25,7 +25,13 @@ import { validateSendBody, type NormalizedSend } from '../validate.ts';
 import { cancelScheduled, type CancelOutcome } from './scheduled-cancel.ts';
 import { listScheduled, type ScheduledPage } from './scheduled-list.ts';
 import { parseSendAt } from './send-at.ts';
-import { scheduledStore, type ScheduledDoc, type ScheduledPosition } from './scheduled-store.ts';
+import { createPendingSchedules, type PendingLimits } from './scheduled-pending.ts';
+import {
+  scheduledStore,
+  type ScheduledDoc,
+  type ScheduledPosition,
+  type ScheduledStore,
+} from './scheduled-store.ts';
 
 /**
  * Scheduled sends (`send_at` on POST /api/email/send and per bulk item).
@@ -82,6 +88,8 @@ export interface ScheduledSendsDeps {
    * failing at its time (`send` checks it again then, as for every send).
    */
   senders: Pick<SenderPolicy, 'check'>;
+  /** What one company (per mode) may keep scheduled (scheduled-pending.ts). */
+  pendingLimits: PendingLimits;
   /** The email core's own send (service.ts): validation, attachments, the send pipeline. */
   send: (body: unknown, principal: Principal, options: { idempotencyKey: string }) => Promise<SendResult>;
   logger: Logger;
@@ -89,7 +97,21 @@ export interface ScheduledSendsDeps {
 
 export function createScheduledSends(deps: ScheduledSendsDeps): ScheduledSendsApi {
   const { records, keys, logger } = deps;
-  const store = scheduledStore(deps.db);
+  const stored = scheduledStore(deps.db);
+  const pending = createPendingSchedules(deps.db, deps.pendingLimits, (owner) => stored.held(owner));
+  /** The stored requests, whose removal frees its company's place. */
+  const store: ScheduledStore = {
+    ...stored,
+    async remove(emailId) {
+      const gone = await stored.remove(emailId);
+      // A count left high is repaired by the recount when it refuses (scheduled-pending.ts).
+      if (gone)
+        await pending.release(gone.owner, gone.chars).catch((err: unknown) => {
+          logger.warn({ err, email_id: emailId }, 'scheduled email: freeing its place in the count failed');
+        });
+      return gone;
+    },
+  };
 
   /** Renders once and throws what rendering would throw at send time (custom HTML too complex…). */
   async function checkRenders(input: NormalizedSend, companyId: string): Promise<void> {
@@ -131,27 +153,40 @@ export function createScheduledSends(deps: ScheduledSendsDeps): ScheduledSendsAp
       const input = validateSendBody(request, deps.blockedDomains);
       if (input.from) await deps.senders.check(identity.companyId, input.from.email);
       await checkRenders(input, identity.companyId ?? '');
-      const stored = JSON.stringify(request);
-      if (stored.length > SCHEDULED_BODY_MAX_CHARS)
+      const requestText = JSON.stringify(request);
+      if (requestText.length > SCHEDULED_BODY_MAX_CHARS)
         throw new MailroomError('validation', SCHEDULED_TOO_LARGE);
 
       const emailId = randomUUID();
       const key = scheduledSendKey(emailId);
       const test = principal.test === true;
-      // No lease taken (it expired at the epoch): the run's send step takes it.
-      await keys.reserveFirst(key, emailId, new Date(0));
-      await records.insert({ ...newRecord(input, identity, emailId, key, test), send_at: sendAt });
-      await store.insert({
-        _id: emailId,
-        company_id: identity.companyId!,
-        organization_id: identity.organizationId ?? null,
-        user_id: identity.userId ?? null,
-        test,
-        send_at: sendAt,
-        created_at: new Date(),
-        body: stored,
-        run_started_at: null,
-      });
+      const admission = await pending.admit(
+        { companyId: identity.companyId!, test },
+        emailId,
+        requestText.length,
+      );
+      try {
+        // No lease taken (it expired at the epoch): the run's send step takes it.
+        await keys.reserveFirst(key, emailId, new Date(0));
+        await records.insert({ ...newRecord(input, identity, emailId, key, test), send_at: sendAt });
+        await store.insert({
+          _id: emailId,
+          company_id: identity.companyId!,
+          organization_id: identity.organizationId ?? null,
+          user_id: identity.userId ?? null,
+          test,
+          send_at: sendAt,
+          created_at: new Date(),
+          body: requestText,
+          body_chars: requestText.length,
+          run_started_at: null,
+        });
+        admission.stored();
+      } catch (err) {
+        // Not stored: its place is not held (a pending record without a request fails as lost).
+        await admission.giveBack().catch(() => undefined);
+        throw err;
+      }
       logger.info({ email_id: emailId, send_at: sendAt.toISOString() }, 'email scheduled');
       return {
         email_id: emailId,
@@ -196,7 +231,9 @@ export function createScheduledSends(deps: ScheduledSendsDeps): ScheduledSendsAp
       return cancelScheduled({ records, keys, store, logger }, emailId, undefined);
     },
 
-    forget: (emailId) => store.remove(emailId),
+    async forget(emailId) {
+      await store.remove(emailId);
+    },
 
     list: (principal, after, limit) => listScheduled({ records, store }, principal, after, limit),
 

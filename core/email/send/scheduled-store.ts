@@ -1,4 +1,5 @@
 import type { Collection, Db, Filter } from 'mongodb';
+import type { HeldRequest, ScheduledOwner } from './scheduled-pending.ts';
 
 /**
  * The `scheduled_emails` collection: one document per scheduled email that
@@ -24,6 +25,8 @@ export interface ScheduledDoc {
   send_at: Date;
   created_at: Date;
   body: string;
+  /** `body.length`, for the company's bound on stored request (scheduled-pending.ts); absent on requests stored before it. */
+  body_chars?: number;
   run_started_at: Date | null;
 }
 
@@ -36,7 +39,10 @@ export interface ScheduledPosition {
 export interface ScheduledStore {
   insert(doc: ScheduledDoc): Promise<void>;
   find(emailId: string): Promise<ScheduledDoc | null>;
-  remove(emailId: string): Promise<void>;
+  /** Removes the stored request; resolves with whose it was, once: to the removal that took it (else null). */
+  remove(emailId: string): Promise<{ owner: ScheduledOwner; chars: number } | null>;
+  /** The requests `owner` has stored, with their characters: a scan (scheduled-pending.ts recounts with it). */
+  held(owner: ScheduledOwner): Promise<HeldRequest[]>;
   markStarted(emailId: string): Promise<void>;
   /** Documents whose run was not started, created before `before` (the outbox's work). */
   unstarted(before: Date, limit: number): Promise<Array<Omit<ScheduledDoc, 'body'>>>;
@@ -58,7 +64,19 @@ export function scheduledStore(db: Db): ScheduledStore {
     },
     find: (emailId) => docs.findOne({ _id: emailId }),
     async remove(emailId) {
-      await docs.deleteOne({ _id: emailId });
+      // Read, then removed: only the removal that took it reports it (FerretDB's findAndModify takes no projection).
+      const doc = await docs.findOne(
+        { _id: emailId },
+        { projection: { company_id: 1, test: 1, body_chars: 1 } },
+      );
+      if (!doc || (await docs.deleteOne({ _id: emailId })).deletedCount !== 1) return null;
+      return { owner: { companyId: doc.company_id, test: doc.test }, chars: doc.body_chars ?? 0 };
+    },
+    async held(owner) {
+      const found = await docs
+        .find({ company_id: owner.companyId, test: owner.test }, { projection: { body_chars: 1 } })
+        .toArray();
+      return found.map((d) => ({ emailId: d._id, chars: d.body_chars ?? 0 }));
     },
     async markStarted(emailId) {
       await docs.updateOne({ _id: emailId }, { $set: { run_started_at: new Date() } });
