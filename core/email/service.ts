@@ -318,8 +318,15 @@ export function createEmailService(deps: EmailServiceDeps): EmailService {
 
     scheduled,
 
-    sweepStuckPending(boundMs) {
-      return sweepStuckPending(records, logger, boundMs);
+    async sweepStuckPending(boundMs) {
+      const swept = await sweepStuckPending(records, logger, boundMs);
+      // A swept scheduled email (its run was terminated) is over: its stored request goes, and
+      // with it its place in the company's bound. For any other email this finds nothing.
+      for (const { email_id } of swept)
+        await scheduled.forget(email_id).catch((err: unknown) => {
+          logger.warn({ err, email_id }, "dropping a swept scheduled email's stored request failed");
+        });
+      return swept;
     },
   };
 }

@@ -76,6 +76,22 @@ describe('scheduled sends: the bound on what a company keeps scheduled', () => {
     assert.ok(again.email_id);
   });
 
+  it('a scheduled email the sweeper fails (its run was terminated) frees its place', async () => {
+    const as = company();
+    const soon = await schedule(as, { send_at: new Date(Date.now() + 1_000).toISOString() });
+    for (let i = 1; i < MAX; i++) await schedule(as);
+    await assert.rejects(schedule(as), { message: TOO_MANY });
+    // No run sends it (as if terminated in the Web UI): pending past its time, then swept.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const swept = await core.email.sweepStuckPending(0);
+    assert.ok(swept.some((r) => r.email_id === soon.email_id));
+    assert.equal(
+      await core.database.db.collection('scheduled_emails').countDocuments({ _id: soon.email_id as never }),
+      0,
+    );
+    await schedule(as);
+  });
+
   it('holds the bound for schedules made at once', async () => {
     // Several rounds: the refusals' recount runs while the admitted ones are still being stored.
     for (let round = 0; round < 3; round++) {
