@@ -43,10 +43,7 @@ export const SEND_AUTH_FAILURES = {
   429: failure(
     'See Retry-After: too many unauthenticated signup sends to this address or from this client; ' +
       "the company's daily sending limit is spent (`daily sending limit reached.`); or every provider is " +
-      'at its maximum rate for longer than a send waits (`sending rate limit reached. try again later.`); ' +
-      'or, with `send_at`, the company already holds SCHEDULED_MAX_PENDING scheduled emails not sent yet ' +
-      '(`too many scheduled emails pending for this company. …`) or SCHEDULED_MAX_PENDING_MB of their ' +
-      'stored requests (`scheduled emails pending for this company hold too much request body. …`).',
+      'at its maximum rate for longer than a send waits (`sending rate limit reached. try again later.`).',
   ),
 };
 
@@ -61,7 +58,10 @@ export const REPLAYED_HEADER = {
 /** What an Idempotency-Key adds to send's and bulk's answers. */
 export const IDEMPOTENCY_FAILURES = {
   409: failure(
-    'The Idempotency-Key was used with a different body, its first request is still running, or it stopped before answering.',
+    'The Idempotency-Key was used with a different body, its first request is still running, or it stopped before answering. ' +
+      'With `send_at`: the company already holds SCHEDULED_MAX_PENDING scheduled emails not sent yet ' +
+      '(`too many scheduled emails pending for this company. …`) or SCHEDULED_MAX_PENDING_MB of their ' +
+      'stored requests (`scheduled emails pending for this company hold too much request body. …`).',
   ),
 };
 

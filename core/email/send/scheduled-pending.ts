@@ -39,7 +39,7 @@ export interface ScheduledOwner {
 export interface PendingSchedules {
   /**
    * Takes a place for scheduled email `emailId` of `owner`, whose stored
-   * request is `chars` long; throws rate_limited (429) when the owner has
+   * request is `chars` long; throws a conflict (409) when the owner has
    * none left. The admission must then be `stored` or given back.
    */
   admit(owner: ScheduledOwner, emailId: string, chars: number): Promise<Admission>;
@@ -75,13 +75,6 @@ interface PendingDoc {
 export const SCHEDULED_PENDING_COLLECTION = 'scheduled_pending';
 /** A refused owner's emails are counted for real at most this often, per process. */
 export const RECOUNT_EVERY_MS = 60_000;
-/**
- * The `Retry-After` of a refusal. A place frees as soon as one of the owner's
- * emails is sent or cancelled, which nobody can foresee; a minute is also
- * when a refused owner may be counted again (RECOUNT_EVERY_MS).
- */
-const RETRY_AFTER_SECONDS = 60;
-
 const keyOf = (owner: ScheduledOwner) => `${owner.companyId}:${owner.test ? 'test' : 'live'}`;
 
 export function createPendingSchedules(
@@ -137,8 +130,9 @@ export function createPendingSchedules(
       return turns.run(key, async () => {
         let problem = refusal(await counters.findOne({ _id: key }), chars);
         if (problem && !recounted.has(key)) problem = refusal(await recount(owner, key), chars);
-        if (problem)
-          throw new MailroomError('rate_limited', problem, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+        // 409, as for the company's other holdings (webhook endpoints, schedules, keys): a place
+        // frees when one of its emails is sent or cancelled, not after a time anyone can tell.
+        if (problem) throw new MailroomError('conflict', problem);
         await counters.updateOne(
           { _id: key },
           { $inc: { count: 1, chars }, $set: { updated_at: new Date() } },
