@@ -1,7 +1,7 @@
 import {
   CancellationScope,
   isCancellation,
-  proxyLocalActivities,
+  proxyActivities,
   rootCause,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -10,10 +10,21 @@ import type { OutcomeHint } from '../activities/outcome-hint.ts';
 import type { Caller } from '../core/identity.ts';
 import type { EventAudience, WorkflowEventData, WorkflowEventType } from '../core/webhooks/index.ts';
 import { runCaller } from './caller.ts';
-import { DATABASE_LOCAL_STEP } from './retry-policy.ts';
+import { DATABASE_STEP } from './retry-policy.ts';
 
-// A local activity: one database write at most (none when nobody subscribes), in the run's last task.
-const { emitWorkflowEvent } = proxyLocalActivities<Activities>(DATABASE_LOCAL_STEP);
+/**
+ * The event is an activity of the run, not a local one: a local activity
+ * runs while its workflow task is being worked on, before the server has
+ * accepted that task, and a task the server refuses (a cancel arrived
+ * meanwhile: UNHANDLED_COMMAND) is worked on again from its history, where
+ * the run may now take another way. Emitted locally, a run cancelled at
+ * once after a step failed told `workflow.failed` (from the refused task)
+ * and then `workflow.cancelled` (4 runs in 27). An activity is scheduled by
+ * a command, which exists only once the server accepted its task, so the
+ * event told is the way the run went. One database write at most (none
+ * when nobody subscribes).
+ */
+const { emitWorkflowEvent } = proxyActivities<Activities>(DATABASE_STEP);
 
 /** Who gets a run's events: its caller's company, organization and mode. */
 export const audienceOf = (caller: Caller): EventAudience => ({
@@ -35,16 +46,16 @@ export interface OutcomeReport {
 /**
  * Wraps a workflow a company triggers so that its end is told to the
  * company's webhook endpoints: `workflow.completed` with the result,
- * `workflow.failed` with the error, `workflow.cancelled`. The event is a
- * local activity of the run (durable: retried like a database step, and
- * recorded in its history), emitted in a scope a cancellation does not reach:
+ * `workflow.failed` with the error, `workflow.cancelled`. The event is an
+ * activity of the run (durable: retried like a database step, and recorded
+ * in its history), emitted in a scope a cancellation does not reach:
  * a cancelled run still says so, and a cancel that arrives once the work is
  * done leaves the run completed. Runs terminated or timed out by Temporal run no code, so they
  * emit nothing (docs/webhooks.md).
  *
  * A run whose last step said no endpoint of its company subscribes to
- * `workflow.completed` (`report.lastStepSaid`) completes without that local
- * activity, one workflow activation fewer; the answer is in the step's
+ * `workflow.completed` (`report.lastStepSaid`) completes without that
+ * activity, a round trip fewer; the answer is in the step's
  * recorded result, so a replay decides the same. Failures and cancellations
  * are always emitted.
  */

@@ -60,14 +60,15 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
       caller.companyId,
       { companyId: caller.companyId, organizationId: caller.organizationId, test: false },
     ]);
-    // Only the send is a task of Temporal's activity queue; the database steps
-    // ran as local activities, recorded as markers (what the Web UI shows):
-    // claim, flag, and the run's end for webhooks.
+    // The send and the run's end for webhooks are tasks of Temporal's activity
+    // queue (an event is told only from a workflow task the server accepted:
+    // report-outcome.ts); the database steps ran as local activities, recorded
+    // as markers (what the Web UI shows): claim and flag.
     const events = (await env.current.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-    assert.deepEqual(scheduled, ['deliverWelcomeEmail']);
+    assert.deepEqual(scheduled, ['deliverWelcomeEmail', 'emitWorkflowEvent']);
     const markers = events.flatMap((e) => e.markerRecordedEventAttributes?.markerName ?? []);
-    assert.deepEqual(markers.filter((m) => m === 'core_local_activity').length, 3);
+    assert.deepEqual(markers.filter((m) => m === 'core_local_activity').length, 2);
     assert.deepEqual(stubs.argsOf('deliverWelcomeEmail'), [
       {
         idempotencyKey: `${workflowId}:welcome-email`,
