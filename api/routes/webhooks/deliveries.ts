@@ -46,7 +46,7 @@ export const listDeliveriesRoute = defineRoute({
     ctx.body = {
       success: true,
       data: docs.map(deliveryView),
-      next_cursor: last
+      nextCursor: last
         ? encodeCursor(
             config.secret,
             endpoint._id,

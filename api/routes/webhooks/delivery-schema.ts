@@ -35,7 +35,7 @@ export const DeliveryListQuery = Type.Object({
 export const DeliveryListResponse = Type.Object({
   success: Type.Literal(true),
   data: Type.Array(DeliverySchema),
-  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for older ones.' }),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for older ones.' }),
 });
 export const DeliveryResponse = Type.Object({ success: Type.Literal(true), delivery: DeliverySchema });
 

@@ -253,7 +253,7 @@ describe('deliveries', () => {
         const data = res.body['data'] as Array<Record<string, unknown>>;
         assert.ok(data.length <= 1);
         seen.push(...data.map((d) => String(d['delivery_id'])));
-        cursor = res.body['next_cursor'] as string | null;
+        cursor = res.body['nextCursor'] as string | null;
         if (!cursor) break;
       }
       assert.equal(seen.length, 3, 'every delivery once across the pages');
