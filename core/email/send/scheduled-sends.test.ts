@@ -27,6 +27,13 @@ describe('parseSendAt', () => {
     assert.equal(parseSendAt('2030-01-02t00:00:00.5z', now).toISOString(), '2030-01-02T00:00:00.500Z');
     assert.equal(parseSendAt('2029-12-31T23:00:00-05:00', now).toISOString(), '2030-01-01T04:00:00.000Z');
   });
+  it('takes a leap second (second 60) as the start of the next second', () => {
+    assert.equal(parseSendAt('2030-01-01T05:59:60Z', now).toISOString(), '2030-01-01T06:00:00.000Z');
+    assert.equal(parseSendAt('2030-01-01T06:59:60.5+01:00', now).toISOString(), '2030-01-01T06:00:00.500Z');
+    assert.throws(() => parseSendAt('2030-01-01T10:00:61Z', now), {
+      message: /^send_at must be an RFC 3339/,
+    });
+  });
   it('holds the 30-day bound to the millisecond', () => {
     const last = new Date(now.getTime() + MAX_SCHEDULE_AHEAD_MS).toISOString();
     assert.equal(parseSendAt(last, now).toISOString(), last);
