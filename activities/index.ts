@@ -20,11 +20,15 @@ export interface ActivityDeps {
  */
 export function createActivities(deps: ActivityDeps) {
   const users = createUserActivities(deps);
+  const email = createEmailActivities(deps);
+  const heard = outcomeHeardBy(deps.webhooks);
   return {
     ...users,
-    // A welcome run's last step also says whether its completion is heard (outcome-hint.ts).
-    markWelcomeEmailSent: hintsOutcome(users.markWelcomeEmailSent, outcomeHeardBy(deps.webhooks)),
-    ...createEmailActivities(deps),
+    ...email,
+    // A run's last step also says whether its completion is heard (outcome-hint.ts):
+    // the welcome run's flag, the EIN run's send.
+    markWelcomeEmailSent: hintsOutcome(users.markWelcomeEmailSent, heard),
+    deliverEinEmail: hintsOutcome(email.deliverEinEmail, heard),
     ...createWebhookActivities(deps),
   };
 }

@@ -56,6 +56,18 @@ describe('hintsOutcome (a run’s last step)', () => {
     });
   });
 
+  it("a step that answers something (the EIN run's send) answers it with the hint beside it", async () => {
+    const send = hintsOutcome(
+      async (request: { to: string }) => ({ emailId: `e-${request.to}`, providerId: 'p-1' }),
+      async () => false,
+    );
+    assert.deepEqual(await send({ to: 'a' }, audience), {
+      emailId: 'e-a',
+      providerId: 'p-1',
+      outcomeHeard: false,
+    });
+  });
+
   it('a failing step throws and says nothing; a call without an audience says heard', async () => {
     const failing = hintsOutcome(
       async () => {

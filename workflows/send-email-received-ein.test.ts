@@ -46,7 +46,28 @@ describe('sendEmailReceivedEin (stubbed activities)', () => {
         resourceIdRef: 'ein-42',
         caller: { companyId: input.companyId, organizationId: input.organizationId, userId: input.userId },
       },
+      // The run's audience: the send also says whether anyone hears the run's completion.
+      { companyId: null, organizationId: null, test: false },
     ]);
+  });
+
+  it("tells workflow.completed only when the send says an endpoint of the run's company hears it", async () => {
+    const caller = { companyId: input.companyId, organizationId: input.organizationId, userId: input.userId };
+    const memo = { [CALLER_MEMO_KEY]: caller };
+    const heard = stubActivities({});
+    await executeWithStubs(env.current, 'sendEmailReceivedEin', input, heard, memo);
+    assert.deepEqual(heard.names(), ['deliverEinEmail', 'emitWorkflowEvent']);
+    assert.deepEqual(heard.argsOf('deliverEinEmail')?.[1], {
+      companyId: caller.companyId,
+      organizationId: caller.organizationId,
+      test: false,
+    });
+    const unheard = stubActivities({
+      deliverEinEmail: async () => ({ emailId: 'email-1', providerId: 'provider-1', outcomeHeard: false }),
+    });
+    const { value } = await executeWithStubs(env.current, 'sendEmailReceivedEin', input, unheard, memo);
+    assert.equal(value?.['message'], 'ein email sent');
+    assert.deepEqual(unheard.names(), ['deliverEinEmail']);
   });
 
   it('marks the email failed and fails the run when the send fails for good', async () => {

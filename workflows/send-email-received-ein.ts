@@ -8,7 +8,7 @@ import type {
 import { forCallersCompany, runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { EMAIL_STEP } from './retry-policy.ts';
-import { reportsOutcome, type OutcomeReport } from './report-outcome.ts';
+import { audienceOf, reportsOutcome, type OutcomeReport } from './report-outcome.ts';
 
 /** The send step, dispatched in its company's turn (caller.ts). */
 const emailStep = () => proxyActivities<Activities>(forCallersCompany(EMAIL_STEP));
@@ -19,28 +19,32 @@ const emailStep = () => proxyActivities<Activities>(forCallersCompany(EMAIL_STEP
  * the company, organization and user named in the input.
  */
 async function sendEmailReceivedEinRun(
-  // Its last step is the send itself, which gives no hint: the completion is always emitted.
-  _report: OutcomeReport,
+  report: OutcomeReport,
   input: SendEmailReceivedEinInput,
 ): Promise<SendEmailReceivedEinResult> {
   const idempotencyKey = `${workflowInfo().workflowId}:ein-email`;
+  // Its last step is the send, which also says whether anyone hears the run's completion.
   const sent = await sendOrMarkFailed(idempotencyKey, () =>
-    emailStep().deliverEinEmail({
-      idempotencyKey,
-      emailAction: input.emailAction,
-      recipients: input.recipients,
-      ccs: input.ccs,
-      recipientName: input.recipientName,
-      resourceIdRef: input.resource_id_ref,
-      caller: {
-        companyId: input.companyId,
-        organizationId: input.organizationId,
-        userId: input.userId,
-        // Triggered with a test-mode key: the email is a test send too.
-        ...(runCaller().test ? { test: true } : {}),
+    emailStep().deliverEinEmail(
+      {
+        idempotencyKey,
+        emailAction: input.emailAction,
+        recipients: input.recipients,
+        ccs: input.ccs,
+        recipientName: input.recipientName,
+        resourceIdRef: input.resource_id_ref,
+        caller: {
+          companyId: input.companyId,
+          organizationId: input.organizationId,
+          userId: input.userId,
+          // Triggered with a test-mode key: the email is a test send too.
+          ...(runCaller().test ? { test: true } : {}),
+        },
       },
-    }),
+      audienceOf(runCaller()),
+    ),
   );
+  report.lastStepSaid(sent);
   recordEmailId(sent.emailId);
   return { message: 'ein email sent', emailAction: input.emailAction, emailId: sent.emailId };
 }
