@@ -247,4 +247,34 @@ describe('sendWelcomeEmail (stubbed activities)', () => {
     assert.equal((outcome.value as Record<string, unknown>)['message'], 'welcome email sent');
     assert.ok(!outcome.stubs.names().includes('releaseWelcomeEmail'), 'the claim is kept: the flag is set');
   });
+
+  it('a cancel requested while a step fails: the run tells webhooks one outcome, the one it ended with', async () => {
+    // The cancel reaches the server while the run's first workflow task works on a failing step:
+    // an event told from inside that task (a local activity) would be told again, otherwise, from
+    // the task the server has the run take instead (report-outcome.ts).
+    const caller = { companyId: randomUUID(), organizationId: randomUUID(), userId: randomUUID() };
+    const outcome = await cancelDuring(
+      env.current,
+      'sendWelcomeEmail',
+      { userId: 'u-1' },
+      'claimUserWelcomeEmail',
+      {
+        overrides: {
+          claimUserWelcomeEmail: async () => {
+            throw ApplicationFailure.nonRetryable('user not found: u-1', 'not_found');
+          },
+        },
+        memo: { [CALLER_MEMO_KEY]: caller },
+      },
+    );
+    const told = outcome.stubs.names().filter((name) => name === 'emitWorkflowEvent');
+    assert.equal(told.length, 1, `events told: ${outcome.stubs.names().join(', ')}`);
+    const [type] = outcome.stubs.argsOf('emitWorkflowEvent') as [string];
+    const ended =
+      outcome.error instanceof WorkflowFailedError && outcome.error.cause instanceof CancelledFailure
+        ? 'workflow.cancelled'
+        : 'workflow.failed';
+    assert.ok(outcome.error, 'the run did not complete');
+    assert.equal(type, ended);
+  });
 });
