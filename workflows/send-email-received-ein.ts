@@ -23,6 +23,7 @@ async function sendEmailReceivedEinRun(
   input: SendEmailReceivedEinInput,
 ): Promise<SendEmailReceivedEinResult> {
   const idempotencyKey = `${workflowInfo().workflowId}:ein-email`;
+  const caller = runCaller();
   // Its last step is the send, which also says whether anyone hears the run's completion.
   const sent = await sendOrMarkFailed(idempotencyKey, () =>
     emailStep().deliverEinEmail(
@@ -38,10 +39,10 @@ async function sendEmailReceivedEinRun(
           organizationId: input.organizationId,
           userId: input.userId,
           // Triggered with a test-mode key: the email is a test send too.
-          ...(runCaller().test ? { test: true } : {}),
+          ...(caller.test ? { test: true } : {}),
         },
       },
-      audienceOf(runCaller()),
+      audienceOf(caller),
     ),
   );
   report.lastStepSaid(sent);

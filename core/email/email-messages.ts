@@ -140,10 +140,10 @@ export const SCHEDULED_MESSAGE = 'email scheduled.';
 export const SCHEDULED_TOO_LARGE =
   'a scheduled email carries at most 12 MB of request body; give large attachments by URL (path), fetched at send time.';
 export const SCHEDULED_EMAIL_NOT_FOUND = 'scheduled email not found.';
-/** A company (per mode) holds SCHEDULED_MAX_PENDING scheduled emails not sent yet (429). */
+/** A company (per mode) holds SCHEDULED_MAX_PENDING scheduled emails not sent yet (409). */
 export const tooManyScheduled = (max: number) =>
   `too many scheduled emails pending for this company. maximum is ${max.toLocaleString('en-US')}; cancel some or wait until they are sent.`;
-/** A company's (per mode) pending scheduled emails hold SCHEDULED_MAX_PENDING_MB of stored request (429). */
+/** A company's (per mode) pending scheduled emails hold SCHEDULED_MAX_PENDING_MB of stored request (409). */
 export const tooMuchScheduledBody = (maxChars: number) =>
   `scheduled emails pending for this company hold too much request body. maximum is ${Math.floor(maxChars / 1_048_576).toLocaleString('en-US')} MB; cancel some or wait until they are sent.`;
 /** A cancelled scheduled email's record: `failed` with this error. */

@@ -32,15 +32,17 @@ export function parseSendAt(raw: unknown, now: Date): Date {
     number,
     number,
   ];
+  // A leap second is read as the second before it, then moved on by one (below).
   const leap = second === 60;
-  const local = new Date(Date.UTC(year, month - 1, day, hour, minute, leap ? 59 : second));
+  const wholeSecond = leap ? 59 : second;
+  const local = new Date(Date.UTC(year, month - 1, day, hour, minute, wholeSecond));
   const inRange =
     local.getUTCFullYear() === year &&
     local.getUTCMonth() === month - 1 &&
     local.getUTCDate() === day &&
     local.getUTCHours() === hour &&
     local.getUTCMinutes() === minute &&
-    local.getUTCSeconds() === (leap ? 59 : second);
+    local.getUTCSeconds() === wholeSecond;
   const offsetHours = Number(m[10] ?? 0);
   const offsetMinutes = Number(m[11] ?? 0);
   if (!inRange || offsetHours > 23 || offsetMinutes > 59) throw fail(SEND_AT_MALFORMED);
