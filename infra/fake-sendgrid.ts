@@ -46,7 +46,7 @@ export type PlannedAnswer = number | 'network-error' | 'accept-then-drop';
  * A local stand-in for SendGrid's v3 `POST /v3/mail/send`, spoken to over real
  * HTTP by the real @sendgrid/mail client (pointed here by SENDGRID_BASE_URL).
  * By default it accepts (202 with an `X-Message-Id`); `plan()` queues other
- * answers: 400, 401, 413, 429, 5xx or a dropped connection.
+ * answers: 400, 401, 403, 413, 429, 5xx or a dropped connection.
  *
  * Tests use it as a fake (test/support/fake-sendgrid.ts re-exports it);
  * `npm run dev` uses it as the local mail sink (infra/mail-sink.ts).
@@ -176,6 +176,7 @@ export class FakeSendGrid {
           }
           const messages: Record<number, string> = {
             400: 'The from address does not match a verified Sender Identity.',
+            403: 'access forbidden',
             413: 'The JSON payload you have included in your request is too large.',
             429: 'Too many requests',
           };

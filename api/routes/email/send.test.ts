@@ -647,12 +647,14 @@ describe('POST /api/email/send', () => {
   });
 
   describe('provider failures → 500 with a clear message and a failed record', () => {
-    const cases: Array<[400 | 401 | 413 | 429 | 500 | 'network-error', RegExp]> = [
+    const cases: Array<[400 | 401 | 403 | 413 | 429 | 500 | 'network-error', RegExp]> = [
       [
         400,
         /^email provider rejected the message: The from address does not match a verified Sender Identity\.$/,
       ],
-      [401, /^email provider rejected the message: The provided authorization grant is invalid/],
+      // The account refused, not the message: unavailable (retried, failed over), never "rejected".
+      [401, /^email provider unavailable: HTTP 401 The provided authorization grant is invalid/],
+      [403, /^email provider unavailable: HTTP 403 access forbidden$/],
       [413, /^email provider rejected the message: The JSON payload .* too large\.$/],
       [429, /^email provider unavailable: HTTP 429/],
       [500, /^email provider unavailable: HTTP 500/],

@@ -159,11 +159,18 @@ const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUN
  * 429 and 5xx answers, and failures before the connection was ready (refused,
  * DNS, no answer to the connect within SENDGRID_CONNECT_TIMEOUT_MS, TLS
  * refused: provider-connections.ts), are worth retrying: the provider said it
- * did not take the message, or never heard of it. Any other 4xx is the
- * provider's final word. Every other network failure (a timeout, a
- * connection reset or closed before the answer) may come after the provider
- * accepted the message: its outcome is unknown.
+ * did not take the message, or never heard of it. So are 401 and 403: the
+ * account, not the message, was refused (a key wrong, revoked or without the
+ * Mail Send permission, a sender identity not verified), as an SMTP relay's
+ * authentication failure is; another provider may take it, and a retry
+ * succeeds once the operator fixes the account. Any other 4xx is the
+ * provider's final word on the message. Every other network failure (a
+ * timeout, a connection reset or closed before the answer) may come after the
+ * provider accepted the message: its outcome is unknown.
  */
+/** SendGrid's answers that refuse the account (authentication, permission), never the message. */
+const ACCOUNT_REFUSED = new Set([401, 403]);
+
 export function classifyProviderError(err: unknown): MailroomError {
   const e = err as { code?: unknown; message?: unknown; response?: { body?: unknown } };
   const status = typeof e?.code === 'number' ? e.code : undefined;
@@ -175,7 +182,7 @@ export function classifyProviderError(err: unknown): MailroomError {
     return new MailroomError(kind, providerUnavailable(detail), { cause: err });
   }
   const detail = firstProviderMessage(e.response.body) ?? `HTTP ${status}`;
-  if (status === 429 || status >= 500)
+  if (status === 429 || status >= 500 || ACCOUNT_REFUSED.has(status))
     return new MailroomError('transient', providerUnavailable(`HTTP ${status} ${detail}`), { cause: err });
   return new MailroomError('provider_rejected', providerRejected(detail), { cause: err });
 }

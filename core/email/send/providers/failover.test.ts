@@ -148,6 +148,17 @@ describe('provider failover (sendgrid, then smtp)', () => {
       /mailroom_provider_failovers_total\{from="sendgrid",to="smtp"\} \d+/,
     );
   });
+
+  // After the breaker's case: these add transient failures to the breaker's count.
+  for (const refused of [401, 403]) {
+    it(`primary refuses the account (${refused}: key wrong or revoked, no permission): sent by SMTP`, async () => {
+      core.fake.plan(refused);
+      const sent = await core.email.send(body(), authenticatedAs(caller));
+      assert.equal(core.fake.received.length, 1);
+      assert.equal(relay.received.length, 1, 'one message through SMTP');
+      assert.equal((await core.email.getStatus(sent.email_id, authenticatedAs(caller))).provider, 'smtp');
+    });
+  }
 });
 
 describe('failover when the primary never got the request', () => {
