@@ -13,6 +13,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { temporalAddress, temporalNamespace } from './support/env.ts';
 import { operatorCommand } from './support/operator-cli.ts';
+import { createDailyQuotas } from '../core/email/send/quotas/daily-quota.ts';
+import { welcomeBody } from './support/sample-emails.ts';
 
 const h = new WorkflowHarness();
 before(async () => {
@@ -52,14 +54,20 @@ async function reset(workflowId: string): Promise<string> {
 }
 
 /** Waits for the workflow's current run (the reset one) to reach `status`. */
-async function currentRun(name: string, workflowId: string, newRunId: string, status: string) {
+async function currentRun(
+  name: string,
+  workflowId: string,
+  newRunId: string,
+  status: string,
+  headers: Record<string, string> = {},
+) {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     const desc = await h.temporal.workflow.getHandle(workflowId).describe();
     if (desc.runId === newRunId && desc.status.name !== 'RUNNING') break;
     await new Promise((r) => setTimeout(r, 200));
   }
-  return h.waitForStatus(name, workflowId, status);
+  return h.waitForStatus(name, workflowId, status, 20_000, headers);
 }
 
 async function einRun(recipient: string) {
@@ -94,6 +102,75 @@ describe('reset of a send-email-received-ein run', () => {
     const after = await recordFor(runId, 'ein-email');
     assert.equal(after?.status_rank, 1, 'record sent');
     assert.equal(after?.resends, 1);
+  });
+
+  it('whose recipient was suppressed since: sends nothing, and the run says why', async () => {
+    h.fake.reset();
+    h.fake.plan(400);
+    const recipient = `reset-suppressed-${randomUUID()}@example.com`;
+    const runId = await einRun(recipient);
+    await h.waitForStatus(EIN, runId, 'failed');
+    // The address bounced, unsubscribed or complained before the operator's reset.
+    const added = await h.request('POST', '/api/email/suppressions', { email: recipient });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    const received = h.fake.received.length;
+
+    const newRun = await reset(runId);
+    const run = await currentRun(EIN, runId, newRun, 'failed');
+    assert.match(run.error ?? '', /^all recipients are suppressed: /);
+    assert.equal(h.fake.received.length, received, 'no request reached the provider');
+    assert.equal((await recordFor(runId, 'ein-email'))?.error_kind, 'suppressed');
+  });
+
+  it("counts against the company's daily limit: refused at the limit, counted once sent", async () => {
+    const company = randomUUID();
+    const caller = { 'x-company-id': company };
+    const usedToday = async () => {
+      const { body } = await h.request('GET', '/api/email/quota', undefined, caller);
+      return (body['data'] as Record<string, unknown>)['used_today'];
+    };
+    const failedRun = async () => {
+      h.fake.reset();
+      h.fake.plan(400);
+      const { status, body } = await h.trigger(
+        EIN,
+        {
+          userId: h.caller.userId,
+          companyId: company,
+          organizationId: h.caller.organizationId,
+          emailAction: 'ein-received',
+          recipients: [`reset-quota-${randomUUID()}@example.com`],
+        },
+        caller,
+      );
+      assert.equal(status, 202, JSON.stringify(body));
+      const runId = body['runId'] as string;
+      await h.waitForStatus(EIN, runId, 'failed', 20_000, caller);
+      return runId;
+    };
+    await createDailyQuotas(h.database.db).setLimit(company, 2);
+    const first = await failedRun();
+    // Refused by the provider: the send was given back.
+    assert.equal(await usedToday(), 0);
+
+    // With room: the reset's email is counted when it is sent.
+    let newRun = await reset(first);
+    await currentRun(EIN, first, newRun, 'completed', caller);
+    assert.equal(await usedToday(), 1);
+
+    // At the limit: the reset's email is refused as any send would be.
+    const second = await failedRun();
+    const direct = await h.request('POST', '/api/email/send', welcomeBody({ to: 'x@example.com' }), caller);
+    assert.equal(direct.status, 200, JSON.stringify(direct.body));
+    assert.equal(await usedToday(), 2);
+    const received = h.fake.received.length;
+    newRun = await reset(second);
+    const run = await currentRun(EIN, second, newRun, 'failed', caller);
+    assert.equal(run.error, 'daily sending limit reached.');
+    assert.equal(h.fake.received.length, received, 'nothing sent over the limit');
+    assert.equal(await usedToday(), 2);
+    const record = await recordFor(second, 'ein-email');
+    assert.equal(record?.status_rank, 5, 'the record failed again, not left pending');
   });
 
   it('that completed: sends no second email', async () => {

@@ -26,6 +26,19 @@ export const OUTCOME_WAIT_MS = 60_000;
 
 const leaseUntil = () => new Date(Date.now() + ATTEMPT_LEASE_MS);
 
+/** The record a send writes to, and how it came to be this attempt's. */
+export interface ClaimedRecord {
+  record: EmailRecord;
+  /** Made by this attempt: not in the database until the attempt marks it. */
+  isNew: boolean;
+  /**
+   * A failed record this attempt made pending again (a reset run's step): a
+   * new send as far as the company's daily limit goes, its first attempt's
+   * count having been given back when the provider refused it.
+   */
+  reopened?: boolean;
+}
+
 export interface SendClaimDeps {
   records: RecordStore;
   keys: StepSendKeys;
@@ -79,7 +92,7 @@ export function createSendClaim({ records, keys, logger }: SendClaimDeps) {
     identity: Identity,
     key: string | undefined,
     test: boolean,
-  ): Promise<{ record: EmailRecord; isNew: boolean } | { done: SendResult }> {
+  ): Promise<ClaimedRecord | { done: SendResult }> {
     if (key === undefined)
       return { record: newRecord(input, identity, records.newEmailId(), undefined, test), isNew: true };
     const candidateId = randomUUID();
@@ -100,11 +113,12 @@ export function createSendClaim({ records, keys, logger }: SendClaimDeps) {
     // Read again under the lease: the previous holder may have finished in between.
     let existing = await records.findById(emailId);
     if (!existing) return { record: newRecord(input, identity, emailId, key, test), isNew: true };
-    if (failedBeforeHandOver(existing)) existing = await reopen(existing, key);
+    const reopened = failedBeforeHandOver(existing);
+    if (reopened) existing = await reopen(existing, key);
     const done = finished(existing);
     if (done) return done;
     if (existing.attempt_id) return decideUnknownOutcome(existing, key);
-    return { record: existing, isNew: false };
+    return { record: existing, isNew: false, reopened };
   }
 
   /**

@@ -21,7 +21,7 @@ import type { SendResult, SkippedRecipient } from '../email-schema.ts';
 import { listOwner, withoutSuppressed, type SuppressionStore } from '../suppressions/suppression-store.ts';
 import type { NormalizedSend } from '../validate.ts';
 import { answer, recipientFields } from '../records/new-record.ts';
-import { createSendClaim } from './send-claim.ts';
+import { createSendClaim, type ClaimedRecord } from './send-claim.ts';
 
 /**
  * The send pipeline, after validation and authorisation: reserve the record
@@ -99,8 +99,10 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     const attemptId = randomUUID();
     const provider = test ? deps.testProvider : deps.provider;
     let prepared: Awaited<ReturnType<typeof prepareMessage>>;
-    // The company's daily limit counts a send once: when its record is made, or
-    // for a scheduled send (its record made when scheduled), at its first attempt.
+    // The company's daily limit counts a send once: when its record is made,
+    // for a scheduled send (its record made when scheduled) at its first
+    // attempt, and for a failed send made pending again by a reset run (its
+    // count given back when it failed) at that attempt.
     let giveBack: (() => Promise<void>) | undefined;
     /** The record as this attempt inserted it (a new record only). */
     let inserted: EmailRecord | undefined;
@@ -129,7 +131,10 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     };
     try {
       prepared = await prepareMessage(requested, claimed, checking);
-      const counts = claimed.isNew || (claimed.record.send_at !== undefined && !claimed.record.attempt_id);
+      const counts =
+        claimed.isNew ||
+        claimed.reopened === true ||
+        (claimed.record.send_at !== undefined && !claimed.record.attempt_id);
       const countsAgainst = counts && !test ? identity.companyId : undefined;
       if (countsAgainst !== undefined) giveBack = await deps.quotas.take(countsAgainst);
       // Marked before the provider hears of it (see the top of this file); a
@@ -252,7 +257,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
    */
   async function prepareMessage(
     requested: NormalizedSend,
-    claimed: { record: EmailRecord; isNew: boolean },
+    claimed: ClaimedRecord,
     checking: ReturnType<typeof leaveOutSuppressed>,
   ) {
     const emailId = claimed.record.email_id;
@@ -322,7 +327,7 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
    * (never retried). The caller's error path gives a keyed send's lease back.
    */
   async function refuseSuppressed(
-    claimed: { record: EmailRecord; isNew: boolean },
+    claimed: ClaimedRecord,
     skipped: SkippedRecipient[],
     kept: NormalizedSend,
   ): Promise<never> {
