@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
 import { MailroomError, isMailroomError } from '../../errors.ts';
+import { takeTurn } from '../../event-loop-turns.ts';
 import type { Logger } from '../../logger.ts';
 import { assertWellFormed } from '../auth.ts';
 import { isComplete, UNAUTHORIZED, type Principal } from '../../identity.ts';
@@ -101,6 +102,8 @@ export async function sendBulk(deps: BulkDeps, raw: unknown, principal: Principa
       // Said of the item, not of the request body the send would call it.
       if (!isPlainObject(item)) throw new MailroomError('validation', BULK_ITEM_NOT_OBJECT);
       const rest = Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'id'));
+      // An item is validated and rendered on the event loop: items share it with other requests.
+      await takeTurn();
       const sent = await deps.send(rest, principal);
       return withId({
         success: true,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { renderEmail } from '../../../templates/engine.ts';
 import { CUSTOM_TEMPLATE_ID } from '../../../templates/index.ts';
 import { MailroomError, isDuplicateKeyError, isMailroomError } from '../../errors.ts';
+import { takeTurn } from '../../event-loop-turns.ts';
 import type { Identity } from '../../identity.ts';
 import type { Logger } from '../../logger.ts';
 import { emailsFailed, emailsSent, providerCallDuration } from '../../metrics.ts';
@@ -130,6 +131,9 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       throw err;
     };
     try {
+      // Rendering costs in proportion to the message: sends resumed together
+      // (by one group-committed write, or one bulk) take turns on the event loop.
+      await takeTurn();
       prepared = await prepareMessage(requested, claimed, checking);
       const counts =
         claimed.isNew ||
@@ -168,6 +172,8 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       await mark();
       if (!sentAnnounced) announce();
     };
+    // Handing over serialises the message (as long as it is): turns again.
+    await takeTurn();
     const stopTimer = providerCallDuration.startTimer();
     try {
       const taken = await provider.send({
