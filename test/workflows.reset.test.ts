@@ -15,6 +15,7 @@ import { temporalAddress, temporalNamespace } from './support/env.ts';
 import { operatorCommand } from './support/operator-cli.ts';
 import { createDailyQuotas } from '../core/email/send/quotas/daily-quota.ts';
 import { welcomeBody } from './support/sample-emails.ts';
+import { resetToFirstTask } from './support/reset-run.ts';
 
 const h = new WorkflowHarness();
 before(async () => {
@@ -36,22 +37,7 @@ const emails = () => h.database.db.collection<StoredEmail>('emails');
 const users = () => h.database.db.collection<{ _id: string; welcomeEmailSent?: boolean }>('users');
 
 /** Resets the run to its first workflow task, as the Web UI's Reset does; answers the new run's id. */
-async function reset(workflowId: string): Promise<string> {
-  const handle = h.temporal.workflow.getHandle(workflowId);
-  const history = await handle.fetchHistory();
-  const firstTask = history.events?.find((e) => e.workflowTaskCompletedEventAttributes);
-  assert.ok(firstTask?.eventId, 'the run has a completed first workflow task');
-  const { runId } = await handle.describe();
-  const answer = await h.temporal.workflowService.resetWorkflowExecution({
-    namespace: temporalNamespace(),
-    workflowExecution: { workflowId, runId },
-    reason: 'operator reset (test)',
-    workflowTaskFinishEventId: firstTask.eventId,
-    requestId: randomUUID(),
-  });
-  assert.ok(answer.runId);
-  return answer.runId;
-}
+const reset = (workflowId: string) => resetToFirstTask(h.temporal, workflowId);
 
 /** Waits for the workflow's current run (the reset one) to reach `status`. */
 async function currentRun(

@@ -12,7 +12,8 @@ import { CLIENT_CLOSED_REQUEST, waitFromQuery, waitForClose, waitSlots } from '.
 /**
  * GET /api/workflow/:workflowName?runId=…[&wait=<seconds>]: the run's status
  * and outcome. With `wait`, a run still pending or running is answered once it
- * ends, or as it is when the wait is over (wait-for-close.ts).
+ * ends (a reset one once its new execution ends), or as it is when the wait is
+ * over (wait-for-close.ts).
  */
 export const statusRoute = defineRoute({
   method: 'get',
@@ -45,7 +46,7 @@ export const statusRoute = defineRoute({
         : undefined;
     if (wait !== undefined && slot) {
       try {
-        await waitForClose(ctx, temporal, handle, wait);
+        await waitForClose(ctx, temporal, { workflowId: desc.workflowId, runId: desc.runId }, wait);
       } finally {
         slot();
       }

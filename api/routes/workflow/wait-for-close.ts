@@ -1,4 +1,4 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { HttpError } from '../../http-error.ts';
 import { WAIT_INVALID } from '../../../core/workflows/workflow-messages.ts';
 import type { Config } from '../../../core/config.ts';
@@ -43,19 +43,42 @@ export const CLIENT_CLOSED_REQUEST = 499;
  * timer loop and no database connection; an aborted wait cancels that call.
  * How the run ended is read afterwards by the caller (describe), so this
  * never throws for a failed or cancelled run.
+ *
+ * The wait is for the workflow id's run, not one execution of it: a run that
+ * continues as new is followed by the result call itself, but an operator's
+ * Reset closes the waited execution (terminated) and starts another under
+ * the same id, which `GET` then answers for. So when the waited execution
+ * closes while a newer one of the same id is running, the wait goes on with
+ * that one until the deadline; answering `running` there would cut the wait
+ * short for a run that has not ended.
  */
 export async function waitForClose(
   ctx: AppContext,
   temporal: Client,
-  handle: WorkflowHandle,
+  /** The workflow id and the execution being waited for (the one the caller described). */
+  execution: { workflowId: string; runId: string },
   seconds: number,
 ): Promise<void> {
   const controller = new AbortController();
   const stop = () => controller.abort();
   const timer = setTimeout(stop, seconds * 1000);
   ctx.req.once('close', stop);
+  const within = <T>(call: () => Promise<T>) => temporal.withAbortSignal(controller.signal, call);
   try {
-    await temporal.withAbortSignal(controller.signal, () => handle.result()).catch(() => undefined);
+    let waited = execution.runId;
+    for (;;) {
+      await within(() => temporal.workflow.getHandle(execution.workflowId, waited).result()).catch(
+        () => undefined,
+      );
+      if (controller.signal.aborted) return;
+      const latest = await within(() => temporal.workflow.getHandle(execution.workflowId).describe()).catch(
+        () => undefined,
+      );
+      // Still the same execution (the result call failed rather than the run closing):
+      // answered as it is, never a loop of calls until the deadline.
+      if (latest?.status.name !== 'RUNNING' || latest.runId === waited) return;
+      waited = latest.runId;
+    }
   } finally {
     clearTimeout(timer);
     ctx.req.off('close', stop);

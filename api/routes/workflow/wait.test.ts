@@ -5,6 +5,7 @@ import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
 import { startHealthProbe } from '../../../test/support/health-probe.ts';
 import { until } from '../../../test/support/until.ts';
 import { exposition } from '../../../core/metrics.ts';
+import { resetToFirstTask } from '../../../test/support/reset-run.ts';
 
 /**
  * GET /api/workflow/:workflowName?runId=…&wait=<seconds> against the real
@@ -122,6 +123,28 @@ describe('GET /api/workflow/:workflowName?wait=', () => {
     );
     assert.ok(Date.now() - started < 20_000, 'answered when the run ended, not when the wait did');
     h.fake.delayMs = 0;
+  });
+
+  it('a run reset while the request waits: the wait follows the new run to its end', async () => {
+    h.fake.reset();
+    h.fake.outage = 503; // the email step retries (1 s, 2 s, …): the run stays running
+    const runId = await newRun();
+    await until('the first workflow task completed', async () => {
+      const history = await h.temporal.workflow.getHandle(runId).fetchHistory();
+      return history.events?.some((e) => e.workflowTaskCompletedEventAttributes);
+    });
+    const started = Date.now();
+    const waiting = h.request('GET', waitPath(runId, '30'));
+    await new Promise((r) => setTimeout(r, 500)); // the request is waiting on the first run
+    // The operator's Reset closes the waited run (terminated) and starts another under the same id.
+    const newRunId = await resetToFirstTask(h.temporal, runId);
+    await new Promise((r) => setTimeout(r, 1_500));
+    h.fake.outage = undefined; // the provider is back: the reset run's next attempt sends
+    const res = await waiting;
+    assert.equal(res.status, 200);
+    assert.equal(res.body['status'], 'completed', JSON.stringify(res.body));
+    assert.equal((await h.temporal.workflow.getHandle(runId).describe()).runId, newRunId);
+    assert.ok(Date.now() - started < 25_000, 'answered when the reset run ended, not when the wait did');
   });
 
   it('a run that already ended is answered at once', async () => {
