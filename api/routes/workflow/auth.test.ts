@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../../core/identity.ts';
 import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
+import { MAX_VISIBILITY_PAGES } from './list.ts';
+import { until } from '../../../test/support/until.ts';
 
 /**
  * The workflow routes in AUTH_MODE=api-key, against the real Temporal server:
@@ -175,6 +177,53 @@ describe('workflow routes with API keys', () => {
       await h.temporal.workflow.getHandle(String(id)).terminate('test cleanup');
   });
 
+  it('a key bound to an organization lists its runs in full pages: a page is short only at the end', async () => {
+    const company = randomUUID();
+    const [oa, ob] = [randomUUID(), randomUUID()];
+    const [keyA, keyB, companyWide] = [
+      await keyFor(company, ALL, oa),
+      await keyFor(company, ALL, ob),
+      await keyFor(company),
+    ];
+    // Newest first: 4 of B's, A's second, 4 of B's, A's first.
+    const started: string[] = [];
+    const trigger = async (key: Record<string, string>) => {
+      const res = await h.trigger('send-welcome-email', { userId: `u-${randomUUID()}` }, key);
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      started.push(String(res.body['runId']));
+      return String(res.body['runId']);
+    };
+    const a1 = await trigger(keyA);
+    for (let i = 0; i < 4; i++) await trigger(keyB);
+    const a2 = await trigger(keyA);
+    for (let i = 0; i < 4; i++) await trigger(keyB);
+    const runs = '/api/workflow/send-welcome-email/runs';
+    await until(
+      'all 10 runs listed',
+      async () =>
+        ((await h.request('GET', runs, undefined, companyWide)).body['runs'] as unknown[]).length === 10,
+      15_000,
+      200,
+    );
+    for (const limit of [1, 2]) {
+      const seen: unknown[] = [];
+      let cursor: string | null = null;
+      for (let pages = 0; ; pages++) {
+        assert.ok(pages < 4, 'the listing ends');
+        const query: string = `?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const res = await h.request('GET', `${runs}${query}`, undefined, keyA);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const page = res.body['runs'] as Array<Record<string, unknown>>;
+        cursor = res.body['nextCursor'] as string | null;
+        if (cursor !== null) assert.equal(page.length, limit, `page ${pages + 1} at limit=${limit} is full`);
+        seen.push(...page.map((r) => r['runId']));
+        if (cursor === null) break;
+      }
+      assert.deepEqual(seen, [a2, a1], `limit=${limit}`);
+    }
+    for (const id of started) await h.temporal.workflow.getHandle(id).terminate('test cleanup');
+  });
+
   it('Idempotency-Key run ids are HMACs: the same key gives different runs for different companies', async () => {
     const idempotencyKey = 'signup-42';
     const a = await keyFor(randomUUID());
@@ -262,23 +311,42 @@ describe('test and live runs and schedules are apart', () => {
     const company = randomUUID();
     const live = await keyFor(company);
     const test = await keyFor(company, ALL, undefined, true);
+    // Newest first: more live runs than one request reads for a test key at limit=1, then a test run.
+    const testRun = await h.trigger('send-welcome-email', { userId: `u-${randomUUID()}` }, test);
+    assert.equal(testRun.status, 202, JSON.stringify(testRun.body));
+    const workflowIds = [String(testRun.body['runId'])];
     const runIds: string[] = [];
-    for (let i = 0; i < 2; i++) {
+    for (let i = 0; i < MAX_VISIBILITY_PAGES + 1; i++) {
       const started = await h.trigger('send-welcome-email', { userId: `u-${randomUUID()}` }, live);
       assert.equal(started.status, 202, JSON.stringify(started.body));
+      workflowIds.push(String(started.body['runId']));
       const desc = await h.temporal.workflow.getHandle(String(started.body['runId'])).describe();
       runIds.push(desc.runId);
     }
     const runs = '/api/workflow/send-welcome-email/runs';
-    const deadline = Date.now() + 15_000;
-    while (((await h.request('GET', runs, undefined, live)).body['runs'] as unknown[]).length < 2) {
-      assert.ok(Date.now() < deadline, 'both runs listed in time');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    // The test key's page hides the live run Temporal's token names: the cursor says nothing of it.
+    await until(
+      'every live run listed',
+      async () =>
+        ((await h.request('GET', runs, undefined, live)).body['runs'] as unknown[]).length === runIds.length,
+      15_000,
+      200,
+    );
+    // The test key reads MAX_VISIBILITY_PAGES pages of one live run each, fills nothing, and
+    // stops: the cursor goes on from a live run Temporal's token names, and says nothing of it.
     const hidden = await h.request('GET', `${runs}?limit=1`, undefined, test);
     assert.deepEqual(hidden.body['runs'], []);
     const cursor = String(hidden.body['nextCursor']);
+    const next = await h.request(
+      'GET',
+      `${runs}?limit=1&cursor=${encodeURIComponent(cursor)}`,
+      undefined,
+      test,
+    );
+    assert.deepEqual(
+      (next.body['runs'] as Array<Record<string, unknown>>).map((r) => r['runId']),
+      [testRun.body['runId']],
+      'the next page goes on to the test run',
+    );
     const readable = Buffer.from(cursor.split('.')[0]!, 'base64url').toString('latin1');
     for (const runId of runIds) assert.ok(!readable.includes(runId), 'a hidden run id in the cursor');
     // Each mode's cursor continues that mode's listing only.
@@ -293,5 +361,6 @@ describe('test and live runs and schedules are apart', () => {
       assert.equal(res.status, 400);
       assert.deepEqual(res.body, { success: false, error: 'cursor is invalid' });
     }
+    for (const id of workflowIds) await h.temporal.workflow.getHandle(id).terminate('test cleanup');
   });
 });

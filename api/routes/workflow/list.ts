@@ -17,6 +17,18 @@ import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 /** Runs per page unless `limit` says otherwise (1 to 100: RunListQuery). */
 const DEFAULT_RUNS_LIMIT = 20;
 
+/**
+ * Visibility pages one request reads at most. The query narrows by company,
+ * workflow, status and start time, but not by what the caller reaches within
+ * the company (its organization, for a bound key; its mode, test or live) nor
+ * pending from running: there is no search attribute for those, so such runs
+ * are dropped after the read. Reading on until the page holds `limit` runs
+ * keeps a page from coming back short, or empty with a cursor, while runs
+ * remain; the bound keeps one request's cost (a read, and a describe per run
+ * read) within 10 pages when most of the company's runs are out of reach.
+ */
+export const MAX_VISIBILITY_PAGES = 10;
+
 /** The list's query, as strings (a query string has no numbers); checked before anything is asked of Temporal. */
 export const RunListQuery = Type.Object({
   status: Type.Optional(Type.Union(RUN_STATUSES.map((s) => Type.Literal(s)))),
@@ -58,6 +70,50 @@ function visibilityQuery(workflowType: string, companyId: string, q: RunListQuer
   return parts.join(' AND ');
 }
 
+/**
+ * A page of the listing: up to `limit` runs the caller reaches, read from
+ * visibility pages until it is full, the listing ends or MAX_VISIBILITY_PAGES
+ * were read. Each read asks for as many runs as the page still lacks, so no
+ * run read is left out of the page: the token after the last read continues
+ * exactly where this page stops.
+ */
+async function readPage(
+  temporal: Client,
+  ctx: AppContext,
+  query: string,
+  limit: number,
+  status: RunListQuery['status'],
+  pageToken: Uint8Array | undefined,
+): Promise<{ runs: RunListItem[]; token: Uint8Array | undefined }> {
+  const runs: RunListItem[] = [];
+  let token = pageToken;
+  for (let read = 0; read < MAX_VISIBILITY_PAGES && runs.length < limit; read++) {
+    const page = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
+      const listed = await temporal.workflowService.listWorkflowExecutions({
+        namespace: temporal.options.namespace,
+        pageSize: limit - runs.length,
+        query,
+        ...(token ? { nextPageToken: token } : {}),
+      });
+      const executions = (listed.executions ?? []).flatMap((e) =>
+        e.execution?.workflowId && e.execution.runId
+          ? [{ workflowId: e.execution.workflowId, runId: e.execution.runId }]
+          : [],
+      );
+      const items = await Promise.all(executions.map((e) => listItem(temporal, ctx, e)));
+      return { items, token: listed.nextPageToken };
+    });
+    runs.push(
+      ...page.items.filter(
+        (item): item is RunListItem => item !== undefined && (!status || item.status === status),
+      ),
+    );
+    token = page.token?.length ? page.token : undefined;
+    if (!token) break;
+  }
+  return { runs, token };
+}
+
 /** One item: the status answer of that run, without `result` (undefined when out of the caller's reach). */
 async function listItem(
   temporal: Client,
@@ -86,9 +142,11 @@ export const listRoute = defineRoute({
   summary: "The company's runs of a workflow, newest first",
   description:
     'From Temporal visibility (the CompanyId search attribute): each item is the status answer without `result`. ' +
-    "Page with `cursor` (the previous answer's `nextCursor`, null on the last page). `status` filters (pending and " +
-    'running are both running in Temporal: a page may hold fewer items than `limit` when filtering one of them), ' +
-    '`from`/`to` bound the start time (RFC 3339, `to` exclusive).',
+    "Page with `cursor` (the previous answer's `nextCursor`, null on the last page). A page holds `limit` runs " +
+    `unless it is the last, or the gateway read ${MAX_VISIBILITY_PAGES} visibility pages of runs the caller does ` +
+    "not reach (another organization's for a bound key, the other mode's; pending and running are both running " +
+    'in Temporal) without filling it: then it holds fewer, maybe none, and `nextCursor` goes on. `status` ' +
+    'filters, `from`/`to` bound the start time (RFC 3339, `to` exclusive).',
   tag: 'workflow',
   params: WorkflowNameParams,
   query: RunListQuery,
@@ -121,25 +179,8 @@ export const listRoute = defineRoute({
     const pageToken = q.cursor ? decodeCursor(config.secret, scope, q.cursor) : undefined;
     const limit = q.limit ? Number(q.limit) : DEFAULT_RUNS_LIMIT;
     try {
-      const page = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
-        const listed = await temporal.workflowService.listWorkflowExecutions({
-          namespace: temporal.options.namespace,
-          pageSize: limit,
-          query,
-          ...(pageToken ? { nextPageToken: pageToken } : {}),
-        });
-        const executions = (listed.executions ?? []).flatMap((e) =>
-          e.execution?.workflowId && e.execution.runId
-            ? [{ workflowId: e.execution.workflowId, runId: e.execution.runId }]
-            : [],
-        );
-        const items = await Promise.all(executions.map((e) => listItem(temporal, ctx, e)));
-        return { items, token: listed.nextPageToken };
-      });
-      const runs = page.items.filter(
-        (item): item is RunListItem => item !== undefined && (!q.status || item.status === q.status),
-      );
-      const nextCursor = page.token?.length ? encodeCursor(config.secret, scope, page.token) : null;
+      const { runs, token } = await readPage(temporal, ctx, query, limit, q.status, pageToken);
+      const nextCursor = token ? encodeCursor(config.secret, scope, token) : null;
       ctx.body = { success: true, workflowName: def.name, runs, nextCursor };
     } catch (err) {
       if (err instanceof HttpError) throw err;
