@@ -109,7 +109,7 @@ describe('GET /api/workflow/:workflowName/runs', () => {
       '?from=yesterday',
       "?from=2026-01-01T00:00:00Z' OR CompanyId != '",
       '?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z',
-      '?limit=1&limit=2',
+      '?limit=101&limit=2',
     ]) {
       const res = await list(query);
       assert.equal(res.status, 400, query);
@@ -125,6 +125,21 @@ describe('GET /api/workflow/:workflowName/runs', () => {
       (await list('?status=done')).body['error'],
       'invalid field status: must be one of: pending, running, completed, failed, cancelled.',
     );
+  });
+
+  it('takes the first value of a repeated query parameter, as every route does', async () => {
+    await listed('', 3);
+    const twice = (await list('?limit=1&limit=2')).body as unknown as Page;
+    assert.equal(twice.runs.length, 1);
+    assert.ok(twice.nextCursor);
+    const statuses = await list('?status=pending&status=completed');
+    assert.equal(statuses.status, 200, JSON.stringify(statuses.body));
+    assert.equal((statuses.body as unknown as Page).runs.length, 3);
+    // The first value is checked like a single one, in the same words.
+    assert.deepEqual((await list('?status=done&status=failed')).body, {
+      success: false,
+      error: 'invalid field status: must be one of: pending, running, completed, failed, cancelled.',
+    });
   });
 
   it('filters by time range and by status', async () => {
