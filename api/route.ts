@@ -48,10 +48,11 @@ export interface RouteSpec<
    * A JSON body of this shape, read up to `limit` bytes after decoding
    * (larger → 413; an unauthenticated caller's limit is smaller) with bounded
    * nesting and value count (api/middleware/json-body.ts). With `validate`,
-   * it is checked against `schema` before the handler (400); otherwise the
-   * core checks it (after authorising the caller, as send does).
+   * it is checked against `schema` before the handler (400), a problem worded
+   * by `describeProblem` (the email interface's words by default); otherwise
+   * the core checks it (after authorising the caller, as send does).
    */
-  body?: { schema: TSchema; validate?: boolean } & BodyLimits;
+  body?: { schema: TSchema; validate?: boolean; describeProblem?: DescribeProblem } & BodyLimits;
   /**
    * Path parameters, query and headers (lower-case names), validated and
    * coerced from their strings before the handler runs, which gets them as

@@ -8,7 +8,7 @@ interface Declared {
   params?: TObject | undefined;
   query?: TObject | undefined;
   headers?: TObject | undefined;
-  body?: { schema: TSchema; validate?: boolean } | undefined;
+  body?: { schema: TSchema; validate?: boolean; describeProblem?: DescribeProblem } | undefined;
 }
 
 /**
@@ -21,7 +21,8 @@ interface Declared {
  * is an array). A header is read only if declared; one sent empty is
  * checked as the empty string (an empty `Idempotency-Key` is 400, not "no key").
  *
- * A body is checked here only when its route says so (`body.validate`);
+ * A body is checked here only when its route says so (`body.validate`),
+ * in its route's words (`body.describeProblem`) or the email interface's;
  * the others are the core's to check, after it has authorised the caller.
  */
 export function validateRequest(spec: Declared, describe: DescribeProblem) {
@@ -36,7 +37,8 @@ export function validateRequest(spec: Declared, describe: DescribeProblem) {
       query: check(spec.query, queryOf(ctx, spec.query)),
       headers: check(spec.headers, headersOf(ctx, spec.headers)),
     };
-    if (spec.body?.validate) parse(spec.body.schema, ctx.request.body, describeBodyProblem);
+    if (spec.body?.validate)
+      parse(spec.body.schema, ctx.request.body, spec.body.describeProblem ?? describeBodyProblem);
     await next();
   };
 }

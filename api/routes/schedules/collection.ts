@@ -13,6 +13,7 @@ import {
   CreateScheduleBody,
   ScheduleListResponseSchema,
   ScheduleResponseSchema,
+  describeScheduleProblem,
   type CreateScheduleBody as CreateBody,
 } from './schedule-schema.ts';
 import {
@@ -63,7 +64,12 @@ export const createScheduleRoute = defineRoute({
   tag: 'workflow',
   ...WORKFLOW_ACCESS.schedule,
   params: WorkflowNameParams,
-  body: { schema: CreateScheduleBody, limit: '64kb', validate: true },
+  body: {
+    schema: CreateScheduleBody,
+    limit: '64kb',
+    validate: true,
+    describeProblem: describeScheduleProblem,
+  },
   responses: {
     201: { description: 'Created.', schema: ScheduleResponseSchema },
     400: failure('Invalid spec, time zone or input.'),

@@ -5,6 +5,7 @@ import {
   ScheduleDeletedSchema,
   ScheduleParams,
   ScheduleResponseSchema,
+  describeScheduleProblem,
   UpdateScheduleBody,
   type UpdateScheduleBody as UpdateBody,
 } from './schedule-schema.ts';
@@ -56,7 +57,12 @@ export const updateScheduleRoute = defineRoute({
   tag: 'workflow',
   ...WORKFLOW_ACCESS.schedule,
   params: ScheduleParams,
-  body: { schema: UpdateScheduleBody, limit: '64kb', validate: true },
+  body: {
+    schema: UpdateScheduleBody,
+    limit: '64kb',
+    validate: true,
+    describeProblem: describeScheduleProblem,
+  },
   responses: {
     200: { description: 'The schedule as changed.', schema: ScheduleResponseSchema },
     400: failure('Invalid spec, time zone or input, or a scheduleId longer than 200 characters.'),

@@ -1,4 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { describeBodyProblem } from '../../../core/email/email-messages.ts';
+import type { Problem } from '../../../core/validation.ts';
+import {
+  EVERY_INVALID,
+  nothingToChange,
+  TIMEZONE_INVALID,
+} from '../../../core/workflows/workflow-messages.ts';
 
 /**
  * Recurring schedules of a workflow: request and answer shapes (validation,
@@ -43,6 +50,22 @@ export const UpdateScheduleBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 export type UpdateScheduleBody = Static<typeof UpdateScheduleBody>;
+
+/**
+ * A schedule body's problem in the words docs/workflows.md lists: `every`
+ * and `timezone` as the checks in code word them (one message whatever the
+ * schema caught: a pattern, a type, a length), an empty PATCH as what it
+ * lacks; anything else as any body's (`invalid field cron: …`).
+ */
+export function describeScheduleProblem(problem: Problem): string {
+  if (problem.kind === 'invalid') {
+    if (problem.field === 'every') return EVERY_INVALID;
+    if (problem.field === 'timezone') return TIMEZONE_INVALID;
+    if (problem.field === '' && problem.keyword === 'minProperties')
+      return nothingToChange(Object.keys(UpdateScheduleBody.properties));
+  }
+  return describeBodyProblem(problem);
+}
 
 export const ScheduleParams = Type.Object({
   workflowName: Type.String(),

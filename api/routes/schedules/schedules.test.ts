@@ -5,6 +5,9 @@ import { until } from '../../../test/support/until.ts';
 import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
 import { specOf } from './temporal-schedule.ts';
 
+const EVERY_INVALID = 'every must be a number followed by s, m, h or d, e.g. 1h';
+const TIMEZONE_INVALID = 'timezone must be an IANA time zone name, e.g. Europe/Berlin';
+
 /**
  * Recurring schedules on the real Temporal server: each is a Temporal
  * Schedule whose runs act as the company that created it.
@@ -203,10 +206,37 @@ describe('recurring schedules', () => {
     }
   });
 
+  it('words a bad every, an unknown time zone and an empty change the way the docs list them', async () => {
+    const refused = async (method: 'POST' | 'PATCH', path: string, body: unknown, error: string) => {
+      const res = await h.request(method, path, body);
+      assert.deepEqual([res.status, res.body], [400, { success: false, error }], JSON.stringify(body));
+    };
+    for (const every of ['1w', '0s', '1.5h', '-5m', '', '1234567s', 60])
+      await refused('POST', base, { every, input: einInput() }, EVERY_INVALID);
+    // ICU takes any spelling of a name; Temporal (Go's zone database) only the exact one.
+    for (const timezone of ['europe/berlin', 'us/pacific', 'Mars/Olympus', '', 'x'.repeat(65), 3])
+      await refused('POST', base, { every: '1h', timezone, input: einInput() }, TIMEZONE_INVALID);
+
+    const created = await h.request('POST', base, { cron: '0 9 1 1 *', paused: true, input: einInput() });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const item = `${base}/${scheduleOf(created.body).scheduleId}`;
+    await refused(
+      'PATCH',
+      item,
+      {},
+      'nothing to change: give at least one of cron, every, timezone, input, paused',
+    );
+    await refused('PATCH', item, { every: '1w' }, EVERY_INVALID);
+    for (const timezone of ['europe/berlin', 'us/pacific'])
+      await refused('PATCH', item, { timezone }, TIMEZONE_INVALID);
+    assert.equal(scheduleOf((await h.request('GET', item)).body).timezone, 'UTC', 'unchanged');
+    assert.equal((await h.request('DELETE', item)).status, 200);
+  });
+
   it('takes time zones by their current IANA names as well as their older ones', () => {
     for (const zone of ['Asia/Kolkata', 'Asia/Calcutta', 'Europe/Kyiv', 'Etc/UTC', 'US/Pacific', 'UTC'])
       assert.equal(specOf({ every: '1h', timezone: zone }, 60).spec.timezone, zone);
-    for (const zone of ['Mars/Olympus', '+05:00', ''])
+    for (const zone of ['Mars/Olympus', '+05:00', '', 'europe/berlin', 'utc'])
       assert.throws(() => specOf({ every: '1h', timezone: zone }, 60), /IANA time zone/, zone);
   });
 

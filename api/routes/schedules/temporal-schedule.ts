@@ -42,18 +42,26 @@ const UNIT_SECONDS = { s: 1, m: 60, h: 3_600, d: 86_400 } as const;
 /**
  * An IANA time zone name: one ICU knows, by its current or an older name
  * (`Intl.supportedValuesOf` lists one name per zone, and ICU's canonical names
- * lag the database: it lists Asia/Calcutta, not Asia/Kolkata). Temporal
- * checks the name again against its own copy of the database.
+ * lag the database: it lists Asia/Calcutta, not Asia/Kolkata), spelled as
+ * the database does. ICU takes any case (`europe/berlin`); Temporal, reading
+ * Go's copy of the database, takes only the exact name, so a zone ICU would
+ * name otherwise only by case is refused here. Temporal checks the name
+ * again (`us/pacific`, an older name in the wrong case): withTemporal words
+ * its refusal the same way.
  */
 function isTimeZone(name: string): boolean {
   if (name === 'UTC') return true;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    const known = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    if (known !== name && known.toLowerCase() === name.toLowerCase()) return false;
     return /^[A-Za-z]/.test(name);
   } catch {
     return false;
   }
 }
+
+/** How Temporal refuses a time zone its database does not know (Go's `time.LoadLocation`). */
+const UNKNOWN_TIME_ZONE = /unknown time zone/i;
 
 /** The schedule's spec, checked: exactly one of cron and every, every ≥ the minimum, a known time zone. */
 export function specOf(
@@ -118,9 +126,14 @@ export async function withTemporal<T>(temporal: Client, call: () => Promise<T>):
     if (err instanceof ScheduleNotFoundError || code === GRPC_NOT_FOUND)
       throw new HttpError(404, SCHEDULE_NOT_FOUND);
     const message = err instanceof Error ? err.message : String(err);
-    // The SDK checks a spec before sending it (a TypeError: "Minute is not in range [0-59]"); the server checks the rest.
+    // The SDK checks a spec before sending it (a TypeError: "Minute is not in range [0-59]"); the server
+    // checks the rest, and the SDK's schedule client rethrows its refusals as TypeErrors too. A zone ICU
+    // knows and Temporal does not gets the message specOf gives any other unknown zone.
     if (code === GRPC_INVALID_ARGUMENT || err instanceof TypeError)
-      throw new HttpError(400, scheduleInvalid(message.slice(0, 200)));
+      throw new HttpError(
+        400,
+        UNKNOWN_TIME_ZONE.test(message) ? TIMEZONE_INVALID : scheduleInvalid(message.slice(0, 200)),
+      );
     throw temporalError(err, 'manage schedule');
   }
 }
