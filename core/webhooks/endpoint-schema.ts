@@ -1,4 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { describeBodyProblem } from '../email/email-messages.ts';
+import type { Problem } from '../validation.ts';
+import { nothingToChange } from '../workflows/workflow-messages.ts';
 import { EventTypeSchema } from './webhook-events.ts';
 import { ENDPOINT_URL_MAX_LENGTH } from './endpoint-url.ts';
 
@@ -29,6 +32,13 @@ export const UpdateEndpointBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 export type UpdateEndpointBody = Static<typeof UpdateEndpointBody>;
+
+/** A body problem of the endpoint routes: an empty PATCH names what it may change, not the schema's keyword. */
+export function describeEndpointProblem(problem: Problem): string {
+  if (problem.kind === 'invalid' && problem.field === '' && problem.keyword === 'minProperties')
+    return nothingToChange(Object.keys(UpdateEndpointBody.properties));
+  return describeBodyProblem(problem);
+}
 
 export const EndpointIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 

@@ -6,6 +6,7 @@ import {
   EndpointListResponse,
   EndpointResponse,
   UpdateEndpointBody,
+  describeEndpointProblem,
 } from '../../../core/webhooks/endpoint-schema.ts';
 import { endpointUrlProblem, endpointView } from '../../../core/webhooks/index.ts';
 import { MAX_ENDPOINTS_PER_COMPANY } from '../../../core/webhooks/endpoint-store.ts';
@@ -96,7 +97,12 @@ export const updateEndpointRoute = defineRoute({
   tag: 'webhooks',
   auth: MANAGE_WEBHOOKS,
   params: EndpointIdParams,
-  body: { schema: UpdateEndpointBody, limit: '16kb', validate: true },
+  body: {
+    schema: UpdateEndpointBody,
+    limit: '16kb',
+    validate: true,
+    describeProblem: describeEndpointProblem,
+  },
   responses: {
     200: { description: 'The endpoint after the change.', schema: EndpointResponse },
     400: failure('Invalid id or body.'),

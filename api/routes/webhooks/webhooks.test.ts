@@ -104,6 +104,15 @@ describe('endpoints', () => {
       unknownEvent.body['error'],
       `invalid field events[0]: must be one of: ${EVENT_TYPES.join(', ')}.`,
     );
+    const endpoint = await register(['email.sent']);
+    const empty = await h.request('PATCH', `/api/webhooks/${endpoint.id}`, {});
+    assert.equal(empty.status, 400);
+    assert.deepEqual(empty.body, {
+      success: false,
+      error: 'nothing to change: give at least one of url, events, description, enabled',
+    });
+    // The receiver is shared: an endpoint left behind would take other cases' events.
+    await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
   });
 });
 
