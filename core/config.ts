@@ -83,7 +83,7 @@ export interface Config {
   requestDeadlineMs: number;
   /** Time a request body has to arrive, plus a second per 500 bytes received (api/middleware/body-stream.ts). */
   bodyReceiveMs: number;
-  /** Bytes of request bodies one gateway holds at once; a company half of it (api/middleware/body-budget.ts). */
+  /** Bytes of key holders' request bodies one gateway holds at once, a company half; callers without credentials an eighth more (api/middleware/body-budget.ts). */
   bodyBytesInFlight: number;
   /** How long a click-tracking link redirects after its email was sent (docs/click-tracking.md). */
   clickLinkLifetimeMs: number;

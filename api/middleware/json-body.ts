@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { HttpError, UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 import type { AppState } from '../types.ts';
 import { clientNetwork } from '../../core/email/signup/index.ts';
-import type { BodyBudget } from './body-budget.ts';
+import type { BodyAccount, BodyBudget } from './body-budget.ts';
 import { boundedBody, type BodyBounds } from './body-stream.ts';
 import { MAX_JSON_ARRAY_ITEMS, MAX_JSON_DEPTH, MAX_JSON_VALUES } from './json-shape.ts';
 
@@ -47,7 +47,8 @@ export interface BodyReading {
  * A route's JSON body, read after the caller was authenticated: up to the
  * route's limit for a proven caller, ANONYMOUS_BODY_LIMIT for anyone else;
  * decoded (gzip, deflate, br), shape-checked, timed and counted against the
- * gateway's room for bodies (its company's share) while it streams in
+ * gateway's room for bodies (its company's share, or for a caller without
+ * credentials the room they share: bodyAccount) while it streams in
  * (body-stream.ts, json-shape.ts, body-budget.ts), then parsed by
  * koa-bodyparser; its room is given back once the answer has gone. Other
  * content types are refused with 415: the parser would leave them unparsed,
@@ -79,7 +80,7 @@ export function jsonBody(body: BodyLimits, { receiveMs, budget }: BodyReading): 
     // Public routes have no principal: their own (small, or signed) limit holds.
     const principal = ctx.state.principal as AppState['principal'] | undefined;
     const anonymous = principal?.authenticated === false;
-    const account = budget.open(bodyHolder(principal, ctx.ip));
+    const account = bodyAccount(budget, principal, ctx.ip);
     ctx.res.once('close', () => account.release());
     const bounds: BodyBounds = {
       limit: anonymous ? anonymousLimit : routeLimit,
@@ -105,10 +106,19 @@ export function jsonBody(body: BodyLimits, { receiveMs, budget }: BodyReading): 
 }
 
 /**
- * Whose share of the room for bodies a request takes: its key's company, the
- * company it names (trusted headers), or else its client's network.
+ * Where a request's body is counted (body-budget.ts): a proven caller's in
+ * key holders' room, as its key's company, the company it names (trusted
+ * headers), or else its client's network; anyone else's (no key, incomplete
+ * trusted headers, a public route) in the room callers without credentials
+ * share, as its client's network, whatever company it names.
  */
-function bodyHolder(principal: AppState['principal'] | undefined, ip: string): string {
-  const company = principal?.keyCompanyId ?? principal?.caller.companyId?.trim().toLowerCase();
-  return company ? `company:${company}` : `client:${clientNetwork(principal?.clientIp ?? ip)}`;
+function bodyAccount(
+  budget: BodyBudget,
+  principal: AppState['principal'] | undefined,
+  ip: string,
+): BodyAccount {
+  const network = clientNetwork(principal?.clientIp ?? ip);
+  if (!principal?.authenticated) return budget.anonymous.open(network);
+  const company = principal.keyCompanyId ?? principal.caller.companyId?.trim().toLowerCase();
+  return budget.companies.open(company ? `company:${company}` : `client:${network}`);
 }

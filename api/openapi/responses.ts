@@ -8,7 +8,13 @@ import {
 } from '../middleware/body-stream.ts';
 import { UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 import { ANONYMOUS_BODY_LIMIT, bytesOf } from '../middleware/json-body.ts';
-import { COMPANY_BODIES_BUSY, FREE_BODY_BYTES, GATEWAY_BODIES_BUSY } from '../middleware/body-budget.ts';
+import {
+  ANONYMOUS_BODIES_BUSY,
+  COMPANY_BODIES_BUSY,
+  FREE_BODY_BYTES,
+  GATEWAY_BODIES_BUSY,
+  NETWORK_BODIES_BUSY,
+} from '../middleware/body-budget.ts';
 import {
   MAX_JSON_ARRAY_ITEMS,
   MAX_JSON_DEPTH,
@@ -77,12 +83,26 @@ export function responses(
       415,
       `\`${UNSUPPORTED_MEDIA_TYPE}\`; \`${spec.body.signed ? UNCOMPRESSED_ONLY : UNSUPPORTED_ENCODING}\``,
     );
-    addFailure(
-      429,
-      `\`${COMPANY_BODIES_BUSY}\` (the company's request bodies in flight hold half of BODY_BYTES_IN_FLIGHT_MB).`,
-    );
-    if (bytesOf(spec.body.limit) > FREE_BODY_BYTES)
-      addFailure(503, `\`${GATEWAY_BODIES_BUSY}\` (a body over 1 MiB; see BODY_BYTES_IN_FLIGHT_MB).`);
+    if (!isPublic) {
+      addFailure(
+        429,
+        `\`${COMPANY_BODIES_BUSY}\` (the company's request bodies in flight hold half of BODY_BYTES_IN_FLIGHT_MB).`,
+      );
+      if (bytesOf(spec.body.limit) > FREE_BODY_BYTES)
+        addFailure(503, `\`${GATEWAY_BODIES_BUSY}\` (a body over 1 MiB; see BODY_BYTES_IN_FLIGHT_MB).`);
+    }
+    if (isPublic || spec.auth?.anonymous) {
+      // Callers without credentials have a room of their own (api/middleware/body-budget.ts).
+      const without = isPublic ? '' : 'without an API key: ';
+      addFailure(
+        429,
+        `${without}\`${NETWORK_BODIES_BUSY}\` (the client network's bodies in flight hold half of the room callers without credentials share).`,
+      );
+      addFailure(
+        503,
+        `${without}\`${ANONYMOUS_BODIES_BUSY}\` (that room, an eighth of BODY_BYTES_IN_FLIGHT_MB, is full).`,
+      );
+    }
   }
   if (!isPublic) addFailure(401, 'Missing or invalid API key.');
   if (!all[500]) addFailure(500, `\`${INTERNAL_ERROR}\`: an unexpected failure (logged).`);
