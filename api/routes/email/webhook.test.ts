@@ -4,6 +4,8 @@ import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:cryp
 import { gzipSync } from 'node:zlib';
 import { statusOf, type EmailRecord } from '../../../core/email/records/record.ts';
 import { invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
+import { bytesOf } from '../../middleware/json-body.ts';
+import { WEBHOOK_BODY_LIMIT } from './webhook.ts';
 
 const SIGNATURE = 'x-twilio-email-event-webhook-signature';
 const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp';
@@ -222,8 +224,26 @@ describe('POST /api/email/webhooks/sendgrid', () => {
     }
   });
 
-  it('5 MB of nested brackets: 400 at the 33rd level, before any signature or parse', async () => {
-    const res = await app.post('/api/email/webhooks/sendgrid', '['.repeat(5_000_000), {
+  it('a body as large as SendGrid posts (768 KB, and the event that took it past) is read and applied; one over the 1 MiB limit is 413', async () => {
+    const emailId = await sendOne();
+    const batch: Array<Record<string, unknown>> = [event(emailId, 'delivered')];
+    const padding = { ...event(randomUUID(), 'processed'), category: ['x'.repeat(200)] };
+    while (JSON.stringify(batch).length < 768 * 1024) batch.push({ ...padding, sg_event_id: randomUUID() });
+    // A large event last: SendGrid's custom arguments take up to 10,000 bytes.
+    batch.push({ ...padding, unique_args: { note: 'y'.repeat(10_000) } });
+    assert.ok(JSON.stringify(batch).length < bytesOf(WEBHOOK_BODY_LIMIT));
+    assert.equal((await deliverEvents(batch)).status, 200);
+    assert.equal((await record(emailId))?.['status'], 'delivered');
+
+    const over = await app.post('/api/email/webhooks/sendgrid', '['.repeat(bytesOf(WEBHOOK_BODY_LIMIT) + 1), {
+      'content-type': 'application/json',
+    });
+    assert.equal(over.status, 413);
+    assert.deepEqual(over.body, { success: false, error: 'request body too large.' });
+  });
+
+  it('1 MiB of nested brackets: 400 at the 33rd level, before any signature or parse', async () => {
+    const res = await app.post('/api/email/webhooks/sendgrid', '['.repeat(bytesOf(WEBHOOK_BODY_LIMIT)), {
       'content-type': 'application/json',
     });
     assert.equal(res.status, 400);

@@ -3,14 +3,23 @@ import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../../core/email/webhook.
 import { defineRoute, failure, OkResponseSchema } from '../../route.ts';
 
 /**
+ * SendGrid posts a batch after about 30 seconds or once it reaches 768 KB,
+ * whichever comes first (its Event Webhook docs, "Data storage"); 1 MiB
+ * leaves room for the event that takes a batch past 768 KB. Every caller is
+ * unproven until its body is read, so this is also the most a caller
+ * without credentials gets read here (it was 5 MB: fewer trickling sockets
+ * filled the room for bodies, api/middleware/body-budget.ts). A post refused
+ * for a full room is no loss: SendGrid retries any answer but a 2xx for up
+ * to 24 hours.
+ */
+export const WEBHOOK_BODY_LIMIT = '1mb';
+
+/**
  * POST /api/email/webhooks/sendgrid: SendGrid's Event Webhook. The signature
  * covers the exact bytes sent, so the core gets the raw body, and parses it
  * only after checking the signature (`signed`): an unsigned caller costs a
  * read, never a parse.
  */
-/** SendGrid posts batches of up to about a thousand events (well under 1 MB); 5 MB leaves room. */
-export const WEBHOOK_BODY_LIMIT = '5mb';
-
 export const webhookRoute = defineRoute({
   method: 'post',
   path: '/api/email/webhooks/sendgrid',
