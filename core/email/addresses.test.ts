@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   dedupeRecipients,
+  hasAtSign,
   isBlockedDomain,
   isValidAddress,
   isValidMailbox,
@@ -64,6 +65,21 @@ describe('address checks', () => {
       assert.ok(!isValidAddress(bad), JSON.stringify(bad));
     assert.ok(!isValidMailbox({ email: 'a@example.com', name: 'A\r\nBcc: x@y.z' }));
     assert.ok(isValidMailbox({ email: 'a@example.com', name: 'Ann O’Neil, Ltd.' }));
+  });
+
+  it('hasAtSign: @ and exactly the characters NFKC folds into it (U+FE6B, U+FF20), wherever they sit', () => {
+    for (const text of ['ceo@b-corp.example', 'ceo\uFF20b-corp.example', 'ceo\uFE6Bb', '\uFF20', 'a @'])
+      assert.ok(hasAtSign(text), text);
+    for (const text of ['Ann O’Neil', 'support at acme', 'ⓐ', '\u0298', '®', '\u24D0'])
+      assert.ok(!hasAtSign(text), text);
+    // Every code point: a newer Unicode that folds another character into @ fails here.
+    const missed: string[] = [];
+    for (let code = 0; code <= 0x10ffff; code++) {
+      if (code >= 0xd800 && code <= 0xdfff) continue;
+      const char = String.fromCodePoint(code);
+      if (hasAtSign(char) !== char.normalize('NFKC').includes('@')) missed.push(code.toString(16));
+    }
+    assert.deepEqual(missed, []);
   });
 
   it('parses sender strings', () => {

@@ -48,6 +48,23 @@ export function isValidAddress(email: string): boolean {
  */
 export const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
 
+/**
+ * `@` and every character NFKC folds into it: U+FE6B (small) and U+FF20
+ * (full-width), no others as of Unicode 17 (addresses.test.ts walks them
+ * all). A reader takes any of them for an address's at sign.
+ */
+const AT_SIGN = /[@\uFE6B\uFF20]/u;
+
+/**
+ * Whether `text` holds an at sign or a look-alike of one. Mail clients show
+ * a name alone, so a name holding one (`ceo＠b-corp.example <x@a-corp.example>`)
+ * reads as another address: no display name may (validate.ts), nor
+ * an anonymous send's own words (tracking/plain-text.ts).
+ */
+export function hasAtSign(text: string): boolean {
+  return AT_SIGN.test(text);
+}
+
 export function isValidDisplayName(name: string): boolean {
   // Header-bound: control characters would allow header injection.
   return !hasControlCharacters(name) && name.search(BIDI_CONTROLS) === -1;

@@ -3,6 +3,7 @@ import { getTemplate } from '../../templates/index.ts';
 import { hasBodyControlCharacters, hasControlCharacters, isPlainObject, parse } from '../validation.ts';
 import {
   dedupeRecipients,
+  hasAtSign,
   isBlockedDomain,
   isValidMailbox,
   parseMailbox,
@@ -40,9 +41,9 @@ export const isMediaType = (value: string): boolean => MEDIA_TYPE.test(value);
  * precedence so a body with several problems always gets the same answer:
  * shape of the body → recipient → subject → template_id → field types and
  * unknown fields → subject length/line breaks/control characters → tags'
- * control characters → template exists → addresses → blocked domains →
- * recipient count → attachments → template variables → link variables
- * (every caller: templates/links.ts).
+ * control characters → template exists → addresses (each field's, then
+ * its names' @) → blocked domains → recipient count → attachments →
+ * template variables → link variables (every caller: templates/links.ts).
  */
 
 export interface AttachmentInput {
@@ -157,11 +158,12 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
   const replyTo = body.reply_to === undefined ? undefined : parseMailbox(body.reply_to);
   const everyRecipient = [...lists.to, ...lists.cc, ...lists.bcc];
   if (body.from !== undefined && (!from || !isValidMailbox(from))) throw fail(msg.INVALID_EMAIL_ADDRESS);
-  // Mail clients show the sender's name alone: "security@bank.example" there reads as another address.
-  if (from?.name?.includes('@')) throw fail(msg.invalidField('from', 'its name must not contain @'));
+  refuseAddressLikeNames('from', from ? [from] : []);
   if (body.reply_to !== undefined && (!replyTo || !isValidMailbox(replyTo)))
     throw fail(msg.INVALID_EMAIL_ADDRESS);
+  refuseAddressLikeNames('reply_to', replyTo ? [replyTo] : []);
   if (!everyRecipient.every(isValidMailbox)) throw fail(msg.INVALID_EMAIL_ADDRESS);
+  for (const field of ['to', 'cc', 'bcc'] as const) refuseAddressLikeNames(field, lists[field]);
   if (everyRecipient.some((a) => isBlockedDomain(a.email, blockedDomains)))
     throw fail(msg.DOMAIN_NOT_ALLOWED);
   if (everyRecipient.length > MAX_RECIPIENTS) throw fail(msg.TOO_MANY_RECIPIENTS);
@@ -201,6 +203,16 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
     trackClicks: body.track_clicks ?? true,
     trackOpens: body.track_opens ?? true,
   };
+}
+
+/**
+ * Mail clients show a name alone: "security@bank.example" there reads as
+ * another address, and so does "security＠bank.example" (full-width), so no
+ * display name holds an at sign or a look-alike of one (addresses.ts hasAtSign).
+ */
+function refuseAddressLikeNames(field: string, addresses: readonly Address[]): void {
+  if (addresses.some((address) => address.name !== undefined && hasAtSign(address.name)))
+    throw fail(msg.invalidField(field, 'its name must not contain @'));
 }
 
 /** Whether `text` has more than `max` code points; stops counting there. */

@@ -531,6 +531,47 @@ describe('POST /api/email/send', () => {
         invoiceBody({ from: 'security@bank.example <billing@acme.example>' }),
         'invalid field from: its name must not contain @.',
       ],
+      // Look-alikes of @ (all that NFKC folds into @: full-width U+FF20, small U+FE6B), in every display name.
+      [
+        'a sender name with a full-width @ (audit)',
+        invoiceBody({ from: 'ceo\uFF20b-corp.example <x@acme.example>' }),
+        'invalid field from: its name must not contain @.',
+      ],
+      [
+        'a sender name with a small @',
+        invoiceBody({ from: '"ceo\uFE6Bb-corp.example" <x@acme.example>' }),
+        'invalid field from: its name must not contain @.',
+      ],
+      [
+        'a reply_to name with a full-width @',
+        invoiceBody({ reply_to: 'ceo\uFF20b-corp.example <x@acme.example>' }),
+        'invalid field reply_to: its name must not contain @.',
+      ],
+      [
+        'a reply_to name with @',
+        invoiceBody({ reply_to: 'ceo@b-corp.example <x@acme.example>' }),
+        'invalid field reply_to: its name must not contain @.',
+      ],
+      [
+        'a recipient name with a small @',
+        invoiceBody({ to: { email: 'jane@example.com', name: 'ceo\uFE6Bb-corp.example' } }),
+        'invalid field to: its name must not contain @.',
+      ],
+      [
+        'a recipient name with @, in a list',
+        invoiceBody({ to: ['sam@example.com', { email: 'jane@example.com', name: 'ceo@b-corp.example' }] }),
+        'invalid field to: its name must not contain @.',
+      ],
+      [
+        'a cc name with a full-width @',
+        invoiceBody({ cc: { email: 'jane@example.com', name: 'ceo\uFF20b-corp.example' } }),
+        'invalid field cc: its name must not contain @.',
+      ],
+      [
+        'a bcc name with @',
+        invoiceBody({ bcc: [{ email: 'jane@example.com', name: 'a@b' }] }),
+        'invalid field bcc: its name must not contain @.',
+      ],
       [
         'a right-to-left override in a recipient name',
         invoiceBody({ to: { email: 'jane@example.com', name: 'Jane\u202Eexe.gnp' } }),
