@@ -1,6 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { Config } from '../core/config.ts';
-import { BIDI_CONTROLS, hasAtSign } from '../core/email/addresses.ts';
+import { BIDI_CONTROLS } from '../core/email/addresses.ts';
 import type { EmailService } from '../core/email/contract.ts';
 import type { CallOffOutcome } from '../core/email/send/index.ts';
 import { authenticatedAs, type Caller } from '../core/identity.ts';
@@ -62,17 +62,6 @@ function oneLineName(name: string | null): string | null {
 }
 
 /**
- * A stored name as the To header's display name: one line (oneLineName),
- * and none at all when it holds an at sign or a look-alike, which no display
- * name may (core/email/validate.ts): a user named by their address gets
- * their mail addressed to the address alone, and the run goes on.
- */
-function displayName(name: string | null): string | null {
-  const line = oneLineName(name);
-  return line && !hasAtSign(line) ? line : null;
-}
-
-/**
  * The `welcome` template's default subject for this user, the name clipped
  * so it cannot push the subject past the 200-character limit.
  */
@@ -114,14 +103,13 @@ export function createEmailActivities({ email, config }: { email: EmailService; 
   return {
     async deliverWelcomeEmail(req: WelcomeEmailRequest): Promise<SentEmail> {
       const name = oneLineName(req.name);
-      const shown = displayName(req.name);
       const data: TemplateData<typeof templates.welcome> = {
         USER_NAME: name ?? req.email,
         LOGIN_URL: config.loginUrl,
         SUPPORT_EMAIL: config.supportEmail,
       };
       const body = templateSend(templates.welcome, data, {
-        to: shown ? { email: req.email, name: shown } : req.email,
+        to: name ? { email: req.email, name } : req.email,
         subject: welcomeSubject(name, data),
         resource_type_ref: 'user',
         resource_id_ref: req.userId,
@@ -133,7 +121,7 @@ export function createEmailActivities({ email, config }: { email: EmailService; 
       const template = einActionTemplate(req.emailAction);
       // recipientName names the person addressed: the first recipient (its
       // To name, so the record's recipient_name too); the others as given.
-      const name = displayName(req.recipientName ?? null);
+      const name = oneLineName(req.recipientName ?? null);
       const to = req.recipients.map((email, i) => (i === 0 && name ? { email, name } : email));
       const data: TemplateData<typeof template> = {
         RECIPIENT_NAME: req.recipientName ?? 'there',

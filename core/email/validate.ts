@@ -41,8 +41,8 @@ export const isMediaType = (value: string): boolean => MEDIA_TYPE.test(value);
  * precedence so a body with several problems always gets the same answer:
  * shape of the body → recipient → subject → template_id → field types and
  * unknown fields → subject length/line breaks/control characters → tags'
- * control characters → template exists → addresses (each field's, then
- * its names' @) → blocked domains → recipient count → attachments →
+ * control characters → template exists → addresses (from's and reply_to's
+ * with their names' @) → blocked domains → recipient count → attachments →
  * template variables → link variables (every caller: templates/links.ts).
  */
 
@@ -163,7 +163,6 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
     throw fail(msg.INVALID_EMAIL_ADDRESS);
   refuseAddressLikeNames('reply_to', replyTo ? [replyTo] : []);
   if (!everyRecipient.every(isValidMailbox)) throw fail(msg.INVALID_EMAIL_ADDRESS);
-  for (const field of ['to', 'cc', 'bcc'] as const) refuseAddressLikeNames(field, lists[field]);
   if (everyRecipient.some((a) => isBlockedDomain(a.email, blockedDomains)))
     throw fail(msg.DOMAIN_NOT_ALLOWED);
   if (everyRecipient.length > MAX_RECIPIENTS) throw fail(msg.TOO_MANY_RECIPIENTS);
@@ -206,9 +205,12 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
 }
 
 /**
- * Mail clients show a name alone: "security@bank.example" there reads as
- * another address, and so does "security＠bank.example" (full-width), so no
- * display name holds an at sign or a look-alike of one (addresses.ts hasAtSign).
+ * Mail clients show the sender's name alone: "security@bank.example" there
+ * reads as another address, and so does "security＠bank.example"
+ * (full-width), so neither the sender's nor its Reply-To's name holds an at
+ * sign or a look-alike of one (addresses.ts hasAtSign). A recipient's name
+ * is the recipient's own (products address users by whatever name they
+ * hold, an address included): it is not the sender's claim.
  */
 function refuseAddressLikeNames(field: string, addresses: readonly Address[]): void {
   if (addresses.some((address) => address.name !== undefined && hasAtSign(address.name)))

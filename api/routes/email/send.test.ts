@@ -55,6 +55,11 @@ describe('POST /api/email/send', () => {
           { email: 'named@example.com', name: 'Named Person' },
           [{ email: 'named@example.com', name: 'Named Person' }],
         ],
+        // A recipient's name is the recipient's own: an address there is the product's to send.
+        [
+          { email: 'user@example.com', name: 'user@example.com' },
+          [{ email: 'user@example.com', name: 'user@example.com' }],
+        ],
         [
           ['a@example.com', 'b@example.com'],
           [{ email: 'a@example.com' }, { email: 'b@example.com' }],
@@ -531,7 +536,7 @@ describe('POST /api/email/send', () => {
         invoiceBody({ from: 'security@bank.example <billing@acme.example>' }),
         'invalid field from: its name must not contain @.',
       ],
-      // Look-alikes of @ (all that NFKC folds into @: full-width U+FF20, small U+FE6B), in every display name.
+      // Look-alikes of @ (all that NFKC folds into @: full-width U+FF20, small U+FE6B), in the sender's names.
       [
         'a sender name with a full-width @ (audit)',
         invoiceBody({ from: 'ceo\uFF20b-corp.example <x@acme.example>' }),
@@ -551,26 +556,6 @@ describe('POST /api/email/send', () => {
         'a reply_to name with @',
         invoiceBody({ reply_to: 'ceo@b-corp.example <x@acme.example>' }),
         'invalid field reply_to: its name must not contain @.',
-      ],
-      [
-        'a recipient name with a small @',
-        invoiceBody({ to: { email: 'jane@example.com', name: 'ceo\uFE6Bb-corp.example' } }),
-        'invalid field to: its name must not contain @.',
-      ],
-      [
-        'a recipient name with @, in a list',
-        invoiceBody({ to: ['sam@example.com', { email: 'jane@example.com', name: 'ceo@b-corp.example' }] }),
-        'invalid field to: its name must not contain @.',
-      ],
-      [
-        'a cc name with a full-width @',
-        invoiceBody({ cc: { email: 'jane@example.com', name: 'ceo\uFF20b-corp.example' } }),
-        'invalid field cc: its name must not contain @.',
-      ],
-      [
-        'a bcc name with @',
-        invoiceBody({ bcc: [{ email: 'jane@example.com', name: 'a@b' }] }),
-        'invalid field bcc: its name must not contain @.',
       ],
       [
         'a right-to-left override in a recipient name',

@@ -150,6 +150,8 @@ describe('unauthenticated signup sends', () => {
       [signupBody('password-reset', { REQUEST_LOCATION: 'x'.repeat(101) }), 'REQUEST_LOCATION'],
       [signupBody('verification', { VERIFICATION_CODE: 'http://a' }), 'VERIFICATION_CODE'],
       [welcomeBody({ to: { email: unique(), name: 'Support at evil.example' } }), 'to.name'],
+      [welcomeBody({ to: { email: unique(), name: 'help@evil.example' } }), 'to.name'],
+      [welcomeBody({ to: { email: unique(), name: 'help\uFF20evil' } }), 'to.name'],
     ];
     for (const [body, field] of refused) {
       const res = await app.post('/api/email/send', body, anonymous);
@@ -159,16 +161,6 @@ describe('unauthenticated signup sends', () => {
         success: false,
         error: `${field} must be plain text without authentication: at most ${max} characters, no links, @ or line breaks.`,
       });
-    }
-    // An at sign (or a look-alike) in a display name is refused for every caller, before these rules.
-    for (const name of ['help@evil.example', 'help\uFF20evil']) {
-      const res = await app.post(
-        '/api/email/send',
-        welcomeBody({ to: { email: unique(), name } }),
-        anonymous,
-      );
-      assert.equal(res.status, 400, name);
-      assert.deepEqual(res.body, { success: false, error: 'invalid field to: its name must not contain @.' });
     }
     assert.equal(app.fake.accepted.length, 0);
     // What real signup flows send passes: names with accents, hyphens and initials; IPs; places.
