@@ -88,6 +88,22 @@ describe('reset of a send-email-received-ein run', () => {
     const after = await recordFor(runId, 'ein-email');
     assert.equal(after?.status_rank, 1, 'record sent');
     assert.equal(after?.resends, 1);
+
+    // The runs list shows the run once, as its status answer does: completed, no longer failed.
+    const listedAs = async (query: string) => {
+      const { body } = await h.request('GET', `/api/workflow/${EIN}/runs?limit=100${query}`);
+      return (body['runs'] as Array<Record<string, unknown>>).filter((r) => r['runId'] === runId);
+    };
+    let items: Array<Record<string, unknown>> = [];
+    for (let i = 0; i < 50 && items.length !== 1; i++) {
+      items = await listedAs(''); // visibility is eventually consistent
+      if (items.length !== 1) await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(items.length, 1, JSON.stringify(items));
+    assert.equal(items[0]!['status'], 'completed');
+    assert.equal(items[0]!['createdAt'], run.createdAt);
+    assert.equal(items[0]!['updatedAt'], run.updatedAt);
+    assert.deepEqual(await listedAs('&status=failed'), []);
   });
 
   it('whose recipient was suppressed since: sends nothing, and the run says why', async () => {

@@ -37,7 +37,7 @@ export async function findRun(
   return {
     def,
     runId,
-    ...(await describeRun(temporal, def, runId, reachOf(ctx), undefined, action)),
+    ...(await describeRun(temporal, def, runId, reachOf(ctx), action)),
   };
 }
 
@@ -56,11 +56,9 @@ export async function describeRun(
   def: WorkflowDefinition,
   runId: string,
   reach: Reach,
-  /** Temporal's id of one execution (a listed one); default: the latest of `runId`. */
-  executionRunId?: string,
   action: TemporalAction = 'read workflow run',
 ): Promise<{ handle: WorkflowHandle; desc: WorkflowExecutionDescription }> {
-  const handle = temporal.workflow.getHandle(runId, executionRunId);
+  const handle = temporal.workflow.getHandle(runId);
   let desc: WorkflowExecutionDescription;
   try {
     desc = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.describe());

@@ -6,7 +6,7 @@ import type { AppContext } from '../../types.ts';
 import { describeRun } from './find-run.ts';
 import { WORKFLOW_ACCESS, WORKFLOW_AUTH_FAILURES, reachOf } from './owner.ts';
 import { runningHistory } from './run-history.ts';
-import { viewRun } from './run-status.ts';
+import { firstStartOf, viewRun } from './run-status.ts';
 import { decodeCursor, encodeCursor } from './runs-cursor.ts';
 import { companyClause } from './visibility-query.ts';
 import { RUN_STATUSES, RunListResponseSchema, WorkflowNameParams, type RunListItem } from './run-schema.ts';
@@ -119,16 +119,20 @@ async function listItem(
   execution: { workflowId: string; runId: string },
 ): Promise<RunListItem | undefined> {
   const def = ctx.state.workflow;
-  const found = await describeRun(temporal, def, execution.workflowId, reachOf(ctx), execution.runId).catch(
-    (err: unknown) => {
-      if (err instanceof HttpError && err.status === 404) return undefined;
-      throw err;
-    },
-  );
-  if (!found) return undefined;
+  // The run as `GET ?runId=` answers it: its latest execution. An execution a
+  // reset (or continue-as-new) replaced is not listed: the run appears once,
+  // where its latest execution stands, with that one's status.
+  const found = await describeRun(temporal, def, execution.workflowId, reachOf(ctx)).catch((err: unknown) => {
+    if (err instanceof HttpError && err.status === 404) return undefined;
+    throw err;
+  });
+  if (!found || found.desc.runId !== execution.runId) return undefined;
   const { handle, desc } = found;
   const events = desc.status.name === 'RUNNING' ? await runningHistory(temporal, desc) : [];
-  const { result: _result, ...view } = await viewRun(handle, desc, events, { withResult: false });
+  const { result: _result, ...view } = await viewRun(handle, desc, events, {
+    withResult: false,
+    createdAt: await firstStartOf(temporal, desc),
+  });
   return { runId: execution.workflowId, workflowName: def.name, ...view };
 }
 

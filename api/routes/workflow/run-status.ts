@@ -1,4 +1,9 @@
-import { TimeoutFailure, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import {
+  TimeoutFailure,
+  type Client,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import {
   WORKFLOW_FAILED,
   workflowTerminated,
@@ -49,6 +54,16 @@ export interface RunView {
    * requested (a DELETE answered 202). The run may still end `completed`.
    */
   cancelRequested?: boolean;
+}
+
+/**
+ * When the run was created: its first execution's start. A run an operator
+ * reset (or that continued as new) is a later execution, which started then.
+ */
+export async function firstStartOf(temporal: Client, desc: WorkflowExecutionDescription): Promise<Date> {
+  const firstRunId = desc.raw.workflowExecutionInfo?.firstRunId;
+  if (!firstRunId || firstRunId === desc.runId) return desc.startTime;
+  return (await temporal.workflow.getHandle(desc.workflowId, firstRunId).describe()).startTime;
 }
 
 /**

@@ -3,7 +3,7 @@ import { describeRunStatusProblem } from '../../../core/workflows/workflow-messa
 import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
 import { runningHistory } from './run-history.ts';
-import { viewRun } from './run-status.ts';
+import { firstStartOf, viewRun } from './run-status.ts';
 import { WORKFLOW_ACCESS } from './owner.ts';
 import { RunResponseSchema, RunStatusQuery } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
@@ -68,13 +68,7 @@ export const statusRoute = defineRoute({
         // latest progress (run-history.ts). A closed one is described by its close
         // time and close event (handle.result()).
         const events = desc.status.name === 'RUNNING' ? await runningHistory(temporal, desc) : [];
-        // A run an operator reset is a new execution: its creation is the first one's start.
-        const firstRunId = desc.raw.workflowExecutionInfo?.firstRunId;
-        const createdAt =
-          firstRunId && firstRunId !== desc.runId
-            ? (await temporal.workflow.getHandle(desc.workflowId, firstRunId).describe()).startTime
-            : undefined;
-        return viewRun(handle, desc, events, { createdAt });
+        return viewRun(handle, desc, events, { createdAt: await firstStartOf(temporal, desc) });
       });
       ctx.body = { success: true, runId, workflowName: def.name, ...view };
     } catch (err) {
