@@ -98,6 +98,25 @@ describe('Idempotency-Key on send and bulk', () => {
     assert.equal((await app.post('/api/email/send', invoiceBody(), keyed(key))).status, 409);
   });
 
+  it('answers requests that waited on a first one that failed without sending with its failure: one provider call', async () => {
+    app.fake.delayMs = 400; // the first request is still at the provider when the others arrive
+    app.fake.plan(503);
+    const key = newKey();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => app.post('/api/email/send', invoiceBody(), keyed(key))),
+    );
+    app.fake.delayMs = 0;
+    for (const answer of answers) {
+      assert.equal(answer.status, 500, JSON.stringify(answer.body));
+      assert.match(String(answer.body['error']), /^email provider unavailable: HTTP 503/);
+    }
+    assert.equal(app.fake.received.length, 1, 'the waiters did not call the provider');
+    // The caller's retry after that answer runs again, and sends.
+    const retried = await app.post('/api/email/send', invoiceBody(), keyed(key));
+    assert.equal(retried.status, 200, JSON.stringify(retried.body));
+    assert.equal(app.fake.received.length, 2);
+  });
+
   it('keeps nothing for a request that sent nothing: the caller fixes it and retries with the same key', async () => {
     const key = newKey();
     const invalid = await app.post('/api/email/send', invoiceBody({ to: 'nobody' }), keyed(key));

@@ -43,7 +43,12 @@ export class ReplayedFailure extends MailroomError {
  * free again, so the caller can fix the request and retry with the same key.
  *
  * A second request while the first runs waits for its answer (up to
- * WAIT_MS, then 409 "still in progress"). A request whose process died
+ * WAIT_MS, then 409 "still in progress"), a failure that frees the key
+ * included: the first marks the key `released` with its failure, which the
+ * requests that waited for it answer (never calling the provider
+ * themselves: twenty waiters on a provider's 503 made twenty calls), while
+ * a request that comes after it, its caller's retry, takes the key anew
+ * and runs. A request whose process died
  * while running leaves its lease to expire: retries get 409 "stopped before
  * it answered" and never a second send, because the provider may already have it.
  */
@@ -73,7 +78,8 @@ interface RequestDoc {
   key: string;
   kind: RequestKind;
   body_hash: string;
-  state: 'running' | 'done';
+  /** `released`: the first request failed without sending; its waiters answer that, later requests run anew. */
+  state: 'running' | 'done' | 'released';
   lease_until: Date;
   answer: StoredAnswer | null;
   email_ids: string[];
@@ -189,7 +195,15 @@ export function createRequestIdempotency(db: Db, records: RecordStore, logger: L
       if (isMailroomError(err) && FINAL_FAILURES.includes(err.kind))
         await finish(id, { error: { kind: err.kind, message: err.message } }, []);
       // Nothing was sent (or nothing that cannot be retried): the key is free
-      // again. By `_id` alone: while it runs, nobody else removes or replaces it.
+      // again, its failure left for the requests waiting on it. By `_id`
+      // alone: while it runs, nobody else removes or replaces it.
+      else if (isMailroomError(err))
+        await requests
+          .updateOne(
+            { _id: id },
+            { $set: { state: 'released', answer: { error: { kind: err.kind, message: err.message } } } },
+          )
+          .catch(() => undefined);
       else await requests.deleteOne({ _id: id }).catch(() => undefined);
       throw err;
     }
@@ -244,6 +258,8 @@ export function createRequestIdempotency(db: Db, records: RecordStore, logger: L
       const id = `${request.test ? 'test:' : ''}${scope}/${key}`;
       const bodyHash = await hashOf(request.kind, request.body);
       const waitUntil = Date.now() + WAIT_MS;
+      /** Whether this request found the key's first request running: then its answer is this one's. */
+      let waited = false;
 
       for (;;) {
         const now = new Date();
@@ -275,11 +291,19 @@ export function createRequestIdempotency(db: Db, records: RecordStore, logger: L
           await requests.deleteOne({ _id: id, expires_at: doc.expires_at });
           continue;
         }
+        if (doc.state === 'released' && !waited) {
+          // The caller's retry after a failure that sent nothing (its body maybe
+          // fixed): the key is free. Only that released document: another retry
+          // may have taken the key already.
+          await requests.deleteOne({ _id: id, state: 'released' });
+          continue;
+        }
         if (doc.body_hash !== bodyHash || doc.kind !== request.kind)
           throw new MailroomError('conflict', IDEMPOTENCY_KEY_BODY_MISMATCH);
-        if (doc.state === 'done') return replay<T>(doc);
+        if (doc.state === 'done' || doc.state === 'released') return replay<T>(doc);
         if (doc.lease_until <= now) throw new MailroomError('conflict', IDEMPOTENCY_KEY_UNFINISHED);
         if (Date.now() >= waitUntil) throw new MailroomError('conflict', IDEMPOTENCY_KEY_IN_PROGRESS);
+        waited = true;
         await sleep(POLL_MS);
       }
     },
