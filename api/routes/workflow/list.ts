@@ -6,7 +6,7 @@ import type { AppContext } from '../../types.ts';
 import { describeRun } from './find-run.ts';
 import { WORKFLOW_ACCESS, WORKFLOW_AUTH_FAILURES, reachOf } from './owner.ts';
 import { runningHistory } from './run-history.ts';
-import { firstStartOf, viewRun } from './run-status.ts';
+import { viewRun } from './run-status.ts';
 import { decodeCursor, encodeCursor } from './runs-cursor.ts';
 import { companyClause } from './visibility-query.ts';
 import { RUN_STATUSES, RunListResponseSchema, WorkflowNameParams, type RunListItem } from './run-schema.ts';
@@ -129,10 +129,7 @@ async function listItem(
   if (!found || found.desc.runId !== execution.runId) return undefined;
   const { handle, desc } = found;
   const events = desc.status.name === 'RUNNING' ? await runningHistory(temporal, desc) : [];
-  const { result: _result, ...view } = await viewRun(handle, desc, events, {
-    withResult: false,
-    createdAt: await firstStartOf(temporal, desc),
-  });
+  const { result: _result, ...view } = await viewRun(handle, desc, events, { withResult: false });
   return { runId: execution.workflowId, workflowName: def.name, ...view };
 }
 

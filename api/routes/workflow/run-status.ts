@@ -1,9 +1,4 @@
-import {
-  TimeoutFailure,
-  type Client,
-  type WorkflowExecutionDescription,
-  type WorkflowHandle,
-} from '@temporalio/client';
+import { TimeoutFailure, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import {
   WORKFLOW_FAILED,
   workflowTerminated,
@@ -60,14 +55,15 @@ export interface RunView {
  * When the run was created: its first execution's start. A run an operator
  * reset (or that continued as new) is a later execution, which started then.
  */
-export async function firstStartOf(temporal: Client, desc: WorkflowExecutionDescription): Promise<Date> {
+async function firstStartOf(handle: WorkflowHandle, desc: WorkflowExecutionDescription): Promise<Date> {
   const firstRunId = desc.raw.workflowExecutionInfo?.firstRunId;
   if (!firstRunId || firstRunId === desc.runId) return desc.startTime;
-  return (await temporal.workflow.getHandle(desc.workflowId, firstRunId).describe()).startTime;
+  return (await handle.client.getHandle(desc.workflowId, firstRunId).describe()).startTime;
 }
 
 /**
- * Everything GET answers about one run. `updatedAt` is the close time of a
+ * Everything GET answers about one run. `createdAt` is when the run was
+ * triggered (its first execution's start). `updatedAt` is the close time of a
  * closed run, else the time of the last event in its history (the latest
  * progress Temporal recorded: a step scheduled, started, retried or finished).
  * `result` is `{ result: <what the workflow returned> }` when completed (the
@@ -79,16 +75,12 @@ export async function viewRun(
   handle: WorkflowHandle,
   desc: WorkflowExecutionDescription,
   history: HistoryEvent[],
-  /**
-   * The runs list leaves `result` out: no need to read it. `createdAt`: when
-   * the run was created, if not this execution's start (a reset run's is its
-   * first execution's).
-   */
-  { withResult = true, createdAt: created }: { withResult?: boolean; createdAt?: Date | undefined } = {},
+  /** The runs list leaves `result` out: no need to read it. */
+  { withResult = true }: { withResult?: boolean } = {},
 ): Promise<RunView> {
   const status = mapStatus(desc.status.name, history);
   const lastEvent = history[history.length - 1];
-  const createdAt = (created ?? desc.startTime).toISOString();
+  const createdAt = (await firstStartOf(handle, desc)).toISOString();
   const updatedAt = desc.closeTime?.toISOString() ?? latestProgress(desc, lastEvent) ?? createdAt;
   let result: { result: unknown } | undefined;
   let error: string | null = null;

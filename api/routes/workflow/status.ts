@@ -3,7 +3,7 @@ import { describeRunStatusProblem } from '../../../core/workflows/workflow-messa
 import { defineRoute, failure } from '../../route.ts';
 import { findRun, RUN_LOOKUP_FAILURES, RUN_ROUTE } from './find-run.ts';
 import { runningHistory } from './run-history.ts';
-import { firstStartOf, viewRun } from './run-status.ts';
+import { viewRun } from './run-status.ts';
 import { WORKFLOW_ACCESS } from './owner.ts';
 import { RunResponseSchema, RunStatusQuery } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
@@ -68,7 +68,7 @@ export const statusRoute = defineRoute({
         // latest progress (run-history.ts). A closed one is described by its close
         // time and close event (handle.result()).
         const events = desc.status.name === 'RUNNING' ? await runningHistory(temporal, desc) : [];
-        return viewRun(handle, desc, events, { createdAt: await firstStartOf(temporal, desc) });
+        return viewRun(handle, desc, events);
       });
       ctx.body = { success: true, runId, workflowName: def.name, ...view };
     } catch (err) {
