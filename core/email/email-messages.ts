@@ -1,4 +1,4 @@
-import type { Problem } from '../validation.ts';
+import type { DescribeProblem, Problem } from '../validation.ts';
 
 /**
  * Every error message the email service answers with, in one place.
@@ -129,6 +129,21 @@ export function describeBodyProblem(problem: Problem): string {
       if (problem.field === '' && problem.keyword === 'type') return BODY_NOT_OBJECT;
       return invalidField(problem.field || 'body', problem.problem);
   }
+}
+
+/** An empty PATCH body: what it may change instead. */
+export const nothingToChange = (fields: readonly string[]): string =>
+  `nothing to change: give at least one of ${fields.join(', ')}`;
+
+/**
+ * describeBodyProblem for a PATCH body that may change `fields`: an empty one
+ * (the schema's minProperties) names them rather than the schema's keyword.
+ */
+export function describePatchProblem(fields: readonly string[]): DescribeProblem {
+  return (problem) =>
+    problem.kind === 'invalid' && problem.field === '' && problem.keyword === 'minProperties'
+      ? nothingToChange(fields)
+      : describeBodyProblem(problem);
 }
 
 // Scheduled sends: `send_at` on send and bulk (core/email/send/scheduled-sends.ts).

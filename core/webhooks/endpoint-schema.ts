@@ -1,7 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { describeBodyProblem } from '../email/email-messages.ts';
-import type { Problem } from '../validation.ts';
-import { nothingToChange } from '../workflows/workflow-messages.ts';
+import { describePatchProblem } from '../email/email-messages.ts';
 import { EventTypeSchema } from './webhook-events.ts';
 import { ENDPOINT_URL_MAX_LENGTH } from './endpoint-url.ts';
 
@@ -33,12 +31,8 @@ export const UpdateEndpointBody = Type.Object(
 );
 export type UpdateEndpointBody = Static<typeof UpdateEndpointBody>;
 
-/** A body problem of the endpoint routes: an empty PATCH names what it may change, not the schema's keyword. */
-export function describeEndpointProblem(problem: Problem): string {
-  if (problem.kind === 'invalid' && problem.field === '' && problem.keyword === 'minProperties')
-    return nothingToChange(Object.keys(UpdateEndpointBody.properties));
-  return describeBodyProblem(problem);
-}
+/** A PATCH body's problem: an empty one names what it may change. */
+export const describeEndpointProblem = describePatchProblem(Object.keys(UpdateEndpointBody.properties));
 
 export const EndpointIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 

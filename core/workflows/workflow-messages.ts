@@ -27,9 +27,6 @@ export const tooManySchedules = (workflowName: string, max: number): string =>
   `a company may hold at most ${max} schedules of ${workflowName}; delete one first`;
 export const everyTooShort = (seconds: number): string => `every must be at least ${seconds} seconds`;
 export const EVERY_INVALID = 'every must be a number followed by s, m, h or d, e.g. 1h';
-/** PATCH of a schedule with an empty body. */
-export const nothingToChange = (fields: readonly string[]): string =>
-  `nothing to change: give at least one of ${fields.join(', ')}`;
 export const WAIT_INVALID = 'wait must be a whole number of seconds from 1 to 60';
 export const controlCharacters = (field: string): string => `${field} must not contain control characters`;
 export const invalidAddress = (field: string): string => `${field} must be a valid email address`;

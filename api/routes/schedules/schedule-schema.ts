@@ -1,11 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { describeBodyProblem } from '../../../core/email/email-messages.ts';
+import { describePatchProblem } from '../../../core/email/email-messages.ts';
 import type { Problem } from '../../../core/validation.ts';
-import {
-  EVERY_INVALID,
-  nothingToChange,
-  TIMEZONE_INVALID,
-} from '../../../core/workflows/workflow-messages.ts';
+import { EVERY_INVALID, TIMEZONE_INVALID } from '../../../core/workflows/workflow-messages.ts';
 
 /**
  * Recurring schedules of a workflow: request and answer shapes (validation,
@@ -51,6 +47,8 @@ export const UpdateScheduleBody = Type.Object(
 );
 export type UpdateScheduleBody = Static<typeof UpdateScheduleBody>;
 
+const describeScheduleBody = describePatchProblem(Object.keys(UpdateScheduleBody.properties));
+
 /**
  * A schedule body's problem in the words docs/workflows.md lists: `every`
  * and `timezone` as the checks in code word them (one message whatever the
@@ -58,13 +56,9 @@ export type UpdateScheduleBody = Static<typeof UpdateScheduleBody>;
  * lacks; anything else as any body's (`invalid field cron: …`).
  */
 export function describeScheduleProblem(problem: Problem): string {
-  if (problem.kind === 'invalid') {
-    if (problem.field === 'every') return EVERY_INVALID;
-    if (problem.field === 'timezone') return TIMEZONE_INVALID;
-    if (problem.field === '' && problem.keyword === 'minProperties')
-      return nothingToChange(Object.keys(UpdateScheduleBody.properties));
-  }
-  return describeBodyProblem(problem);
+  if (problem.kind === 'invalid' && problem.field === 'every') return EVERY_INVALID;
+  if (problem.kind === 'invalid' && problem.field === 'timezone') return TIMEZONE_INVALID;
+  return describeScheduleBody(problem);
 }
 
 export const ScheduleParams = Type.Object({
