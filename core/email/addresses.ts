@@ -58,8 +58,8 @@ const AT_SIGN = /[@\uFE6B\uFF20]/u;
 /**
  * Whether `text` holds an at sign or a look-alike of one. Mail clients show
  * a name alone, so a name holding one (`ceo＠b-corp.example <x@a-corp.example>`)
- * reads as another address: no display name may (validate.ts), nor
- * an anonymous send's own words (tracking/plain-text.ts).
+ * reads as another address: no sender's or Reply-To's display name may
+ * (validate.ts), nor an anonymous send's own words (tracking/plain-text.ts).
  */
 export function hasAtSign(text: string): boolean {
   return AT_SIGN.test(text);

@@ -158,10 +158,10 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
   const replyTo = body.reply_to === undefined ? undefined : parseMailbox(body.reply_to);
   const everyRecipient = [...lists.to, ...lists.cc, ...lists.bcc];
   if (body.from !== undefined && (!from || !isValidMailbox(from))) throw fail(msg.INVALID_EMAIL_ADDRESS);
-  refuseAddressLikeNames('from', from ? [from] : []);
+  refuseAddressLikeName('from', from);
   if (body.reply_to !== undefined && (!replyTo || !isValidMailbox(replyTo)))
     throw fail(msg.INVALID_EMAIL_ADDRESS);
-  refuseAddressLikeNames('reply_to', replyTo ? [replyTo] : []);
+  refuseAddressLikeName('reply_to', replyTo);
   if (!everyRecipient.every(isValidMailbox)) throw fail(msg.INVALID_EMAIL_ADDRESS);
   if (everyRecipient.some((a) => isBlockedDomain(a.email, blockedDomains)))
     throw fail(msg.DOMAIN_NOT_ALLOWED);
@@ -212,8 +212,8 @@ export function validateSendBody(raw: unknown, blockedDomains: readonly string[]
  * is the recipient's own (products address users by whatever name they
  * hold, an address included): it is not the sender's claim.
  */
-function refuseAddressLikeNames(field: string, addresses: readonly Address[]): void {
-  if (addresses.some((address) => address.name !== undefined && hasAtSign(address.name)))
+function refuseAddressLikeName(field: string, address: Address | undefined): void {
+  if (address?.name !== undefined && hasAtSign(address.name))
     throw fail(msg.invalidField(field, 'its name must not contain @'));
 }
 
