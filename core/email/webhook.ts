@@ -9,7 +9,7 @@ import {
   WEBHOOK_TIMESTAMP_OUTSIDE_WINDOW,
 } from './email-messages.ts';
 import { isUuid } from '../identity.ts';
-import type { TrackedEvent } from './records/index.ts';
+import type { EmailRecord, TrackedEvent } from './records/index.ts';
 import type { RecordStore } from './records/index.ts';
 import { listOwner, normalizeAddress, type SuppressionStore } from './suppressions/index.ts';
 import { suppressionReasonOf, type WebhookEventFields } from './suppressions/index.ts';
@@ -28,7 +28,11 @@ import { isPlainObject } from '../validation.ts';
  * (SendGrid puts custom args at the top level of each event): the record's
  * `_id`, so each event is one primary-key update. A hard bounce, a spam
  * report or an unsubscribe also puts the recipient on the suppression list of
- * the company that sent the email (suppressions-from-webhook.ts). Unknown ids and
+ * the company that sent the email (suppressions-from-webhook.ts). SendGrid
+ * reports each recipient apart (the event's `email`); the record's status
+ * follows its `to` recipients, so an event naming a cc or bcc (or nobody the
+ * email was sent to) changes no status: a cc's hard bounce suppresses that
+ * cc, and the email still counts as delivered to `to`. Unknown ids and
  * event types are ignored and the answer is 2xx either way: a non-2xx makes
  * SendGrid retry for 24 hours, which cannot help.
  */
@@ -98,11 +102,9 @@ export function createWebhookHandler(deps: {
    * Suppresses the event's recipient for the company that sent the email; only
    * an address the email was sent to (an event cannot name someone else).
    */
-  async function suppress(emailId: string, e: WebhookEvent): Promise<boolean> {
+  async function suppress(emailId: string, e: WebhookEvent, record: EmailRecord | null): Promise<boolean> {
     const reason = suppressionReasonOf(e);
-    if (!reason || typeof e.email !== 'string') return false;
-    const record = await deps.records.findById(emailId);
-    if (!record?.company_id) return false;
+    if (!reason || typeof e.email !== 'string' || !record?.company_id) return false;
     const address = normalizeAddress(e.email);
     const { to, cc, bcc } = record.recipients;
     if (![...to, ...cc, ...bcc].some((r) => normalizeAddress(r.email) === address)) return false;
@@ -117,6 +119,19 @@ export function createWebhookHandler(deps: {
     });
     deps.logger.info({ email_id: emailId, reason }, 'recipient suppressed by a provider event');
     return true;
+  }
+
+  /** The records that events naming a recipient refer to (those that may change something), each read once per batch. */
+  async function recordsNamed(
+    parsed: ReadonlyArray<{ e: WebhookEvent; emailId: string | undefined; mapped: TrackedEvent | undefined }>,
+  ): Promise<Map<string, EmailRecord | null>> {
+    const names = ({ e, emailId, mapped }: (typeof parsed)[number]) =>
+      emailId !== undefined &&
+      typeof e.email === 'string' &&
+      (mapped !== undefined || suppressionReasonOf(e) !== undefined);
+    const ids = [...new Set(parsed.filter(names).map(({ emailId }) => emailId!))];
+    const found = await Promise.all(ids.map((id) => deps.records.findById(id)));
+    return new Map(ids.map((id, i) => [id, found[i] ?? null]));
   }
 
   /** SendGrid's `timestamp` is Unix seconds; now if absent or absurd. */
@@ -144,19 +159,35 @@ export function createWebhookHandler(deps: {
       const mapped = typeof e.event === 'string' ? EVENT_MAP[e.event] : undefined;
       return { e, emailId, mapped };
     });
+    const named = await recordsNamed(parsed);
+    const counted = parsed.map(
+      ({ e, emailId, mapped }) =>
+        emailId !== undefined && mapped !== undefined && namesToRecipient(e, named.get(emailId)),
+    );
     const existing = await deps.records.applyEvents(
-      parsed.flatMap(({ e, emailId, mapped }) =>
-        emailId && mapped ? [{ emailId, event: mapped, at: eventTime(e.timestamp) }] : [],
+      parsed.flatMap(({ e, emailId, mapped }, i) =>
+        counted[i] ? [{ emailId: emailId!, event: mapped!, at: eventTime(e.timestamp) }] : [],
       ),
     );
     let applied = 0;
-    for (const { e, emailId, mapped } of parsed) {
-      let changed = emailId !== undefined && mapped !== undefined && existing.has(emailId);
-      if (emailId && (await suppress(emailId, e))) changed = true;
+    for (const [i, { e, emailId }] of parsed.entries()) {
+      let changed = counted[i]! && existing.has(emailId!);
+      if (emailId && (await suppress(emailId, e, named.get(emailId) ?? null))) changed = true;
       webhookEvents.inc({ type: webhookEventType(e.event), result: changed ? 'applied' : 'ignored' });
       if (changed) applied++;
     }
     deps.logger.debug({ received: events.length, applied }, 'sendgrid webhook');
     return { applied };
   };
+}
+
+/**
+ * Whether an event may move its record's status: it names one of the
+ * record's `to` recipients, or no recipient at all (nothing to compare), or
+ * the record is unknown (the write then matches nothing).
+ */
+function namesToRecipient(e: WebhookEvent, record: EmailRecord | null | undefined): boolean {
+  if (typeof e.email !== 'string' || !record) return true;
+  const address = normalizeAddress(e.email);
+  return record.recipients.to.some((r) => normalizeAddress(r.email) === address);
 }

@@ -21,14 +21,16 @@ describe('POST /api/email/webhooks/sendgrid', () => {
   const publicKeyBase64 = publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
   const app = useEmailApp({ env: { SENDGRID_WEBHOOK_PUBLIC_KEY: publicKeyBase64 } });
 
+  /** Each email's `to` address, which its events name as SendGrid's do. */
+  const recipientOf = new Map<string, string>();
   /** To an address of its own: a bounce event suppresses its recipient for the company. */
-  async function sendOne(): Promise<string> {
-    const res = await app.post(
-      '/api/email/send',
-      invoiceBody({ to: `customer.${randomUUID()}@example.com` }),
-    );
+  async function sendOne(extra: Record<string, unknown> = {}): Promise<string> {
+    const to = `customer.${randomUUID()}@example.com`;
+    const res = await app.post('/api/email/send', { ...invoiceBody({ to }), ...extra });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    return String(res.body['email_id']);
+    const id = String(res.body['email_id']);
+    recipientOf.set(id, to);
+    return id;
   }
   /** The stored record, its status spelled out (the database holds only the rank). */
   const record = async (emailId: string) => {
@@ -55,8 +57,12 @@ describe('POST /api/email/webhooks/sendgrid', () => {
     );
   }
 
-  const event = (email_id: string, name: string) => ({
-    email: 'customer@example.com',
+  const event = (
+    email_id: string,
+    name: string,
+    email = recipientOf.get(email_id) ?? 'customer@example.com',
+  ) => ({
+    email,
     timestamp: Math.floor(Date.now() / 1000),
     event: name,
     sg_event_id: randomUUID(),
@@ -130,6 +136,25 @@ describe('POST /api/email/webhooks/sendgrid', () => {
     const after = await record(bounced);
     assert.equal(after?.['status'], 'bounced');
     assert.equal(after?.['opened'], true);
+  });
+
+  it("moves the status only for the email's to recipients; a cc's bounce suppresses the cc alone", async () => {
+    const cc = `copied.${randomUUID()}@example.com`;
+    const id = await sendOne({ cc: [{ email: cc }] });
+    const stranger = `stranger.${randomUUID()}@example.com`;
+    const res = await deliverEvents([event(id, 'bounce', cc), event(id, 'delivered', stranger)]);
+    assert.equal(res.status, 200);
+    const untouched = await record(id);
+    assert.deepEqual([untouched?.status, untouched?.delivered], ['sent', false]);
+    const listed = await app.get(`/api/email/suppressions/${encodeURIComponent(cc)}`);
+    assert.equal((listed.body['data'] as Record<string, unknown> | undefined)?.['reason'], 'bounce');
+
+    // The to recipient's events move it; an event naming nobody (no `email`) still does.
+    assert.equal((await deliverEvents([event(id, 'delivered')])).status, 200);
+    assert.equal((await record(id))?.status, 'delivered');
+    const { email: _named, ...anonymous } = event(id, 'open');
+    assert.equal((await deliverEvents([anonymous])).status, 200);
+    assert.equal((await record(id))?.status, 'opened');
   });
 
   it('out of order and duplicated events end in the same state', async () => {
