@@ -93,7 +93,10 @@ describe('the room for request bodies (one gateway)', () => {
  * next one that would not fit is answered at once, before its body is sent.
  */
 describe('large request bodies in flight', () => {
-  const app = useEmailApp({ env: { AUTH_MODE: 'api-key', BODY_BYTES_IN_FLIGHT_MB: '90' } });
+  // Loopback is a trusted proxy: a request that says whom it forwards is counted as that client.
+  const app = useEmailApp({
+    env: { AUTH_MODE: 'api-key', BODY_BYTES_IN_FLIGHT_MB: '90', TRUSTED_PROXIES: 'loopback' },
+  });
   const companies = [randomUUID(), randomUUID(), randomUUID()];
   const keys: string[] = [];
   before(async () => {
@@ -109,7 +112,13 @@ describe('large request bodies in flight', () => {
    * A POST to `path` (with `key`, or none) whose head announces `length`
    * bytes (or is chunked), with `first` of its body sent.
    */
-  const startPost = (path: string, key: string | undefined, length: number | 'chunked', first: string) => {
+  const startPost = (
+    path: string,
+    key: string | undefined,
+    length: number | 'chunked',
+    first: string,
+    forwardedFor?: string,
+  ) => {
     const url = new URL(app.url);
     const socket = connect(Number(url.port), url.hostname);
     open.push(socket);
@@ -127,6 +136,7 @@ describe('large request bodies in flight', () => {
       `Host: ${url.host}`,
       'Content-Type: application/json',
       ...(key ? [`Authorization: Bearer ${key}`] : []),
+      ...(forwardedFor ? [`X-Forwarded-For: ${forwardedFor}`] : []),
       length === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`,
       '',
       '',
@@ -221,6 +231,24 @@ describe('large request bodies in flight', () => {
     assert.equal(ofB, 'reading', `B's 45 MB with A's 40 and ${anonymous.length} webhook bodies held: ${ofB}`);
     heldA.socket.destroy();
     for (const post of anonymous) post.socket.destroy();
+  });
+
+  it('behind a trusted proxy, public routes count each forwarded client’s network apart: one network’s full half leaves another’s free', async () => {
+    const limit = bytesOf(WEBHOOK_BODY_LIMIT);
+    const held: Array<ReturnType<typeof startPost>> = [];
+    let refusal = '';
+    while (!refusal && held.length < 60) {
+      const post = startPost('/api/email/webhooks/sendgrid', undefined, limit, '[', '203.0.113.7');
+      const answer = await answerSoon(post);
+      if (answer === 'reading') held.push(post);
+      else refusal = answer;
+    }
+    assert.ok(refusedWith(429, NETWORK_BODIES_BUSY)(refusal), refusal);
+    // Another client the proxy forwards, on another network, still has its half.
+    const other = startPost('/api/email/webhooks/sendgrid', undefined, limit, '[', '198.51.100.9');
+    assert.equal(await answerSoon(other), 'reading');
+    other.socket.destroy();
+    for (const post of held) post.socket.destroy();
   });
 
   it('a chunked body (no length announced) is counted as it arrives and refused where it crosses the line', async () => {

@@ -1,4 +1,5 @@
 import bodyParser from 'koa-bodyparser';
+import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { HttpError, UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 import type { AppState } from '../types.ts';
@@ -41,6 +42,12 @@ export function bytesOf(limit: string): number {
 export interface BodyReading {
   receiveMs: number;
   budget: BodyBudget;
+  /**
+   * The client's address: behind TRUSTED_PROXIES the one they forwarded, as
+   * authentication reads it, so the callers of a public route behind a proxy
+   * are counted by their own networks, not all as the proxy's.
+   */
+  clientIp: (req: IncomingMessage) => string;
 }
 
 /**
@@ -55,7 +62,10 @@ export interface BodyReading {
  * which would surface as a confusing validation error. A request without a
  * body falls through to the route's validation.
  */
-export function jsonBody(body: BodyLimits, { receiveMs, budget }: BodyReading): Middleware<AppState>[] {
+export function jsonBody(
+  body: BodyLimits,
+  { receiveMs, budget, clientIp }: BodyReading,
+): Middleware<AppState>[] {
   const routeLimit = bytesOf(body.limit);
   const anonymousLimit = Math.min(routeLimit, bytesOf(ANONYMOUS_BODY_LIMIT));
   const onerror = (err: Error) => {
@@ -80,7 +90,7 @@ export function jsonBody(body: BodyLimits, { receiveMs, budget }: BodyReading): 
     // Public routes have no principal: their own (small, or signed) limit holds.
     const principal = ctx.state.principal as AppState['principal'] | undefined;
     const anonymous = principal?.authenticated === false;
-    const account = bodyAccount(budget, principal, ctx.ip);
+    const account = bodyAccount(budget, principal, principal?.clientIp ?? clientIp(ctx.req));
     ctx.res.once('close', () => account.release());
     const bounds: BodyBounds = {
       limit: anonymous ? anonymousLimit : routeLimit,
@@ -117,7 +127,7 @@ function bodyAccount(
   principal: AppState['principal'] | undefined,
   ip: string,
 ): BodyAccount {
-  const network = clientNetwork(principal?.clientIp ?? ip);
+  const network = clientNetwork(ip);
   if (!principal?.authenticated) return budget.anonymous.open(network);
   const company = principal.keyCompanyId ?? principal.caller.companyId?.trim().toLowerCase();
   return budget.companies.open(company ? `company:${company}` : `client:${network}`);
