@@ -246,6 +246,25 @@ describe('reset of a send-welcome-email run', () => {
     assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailSent, true);
   });
 
+  it("after the user's address was corrected: sends to the new address, and the record names it", async () => {
+    const { userId, runId, failed } = await refusedWelcomeRun();
+    const corrected = `corrected-${randomUUID()}@example.com`;
+    await h.database.db
+      .collection<{ _id: string; email: string; name: string }>('users')
+      .updateOne({ _id: userId }, { $set: { email: corrected, name: 'Ada King' } });
+
+    const newRun = await reset(runId);
+    await currentRun(WELCOME, runId, newRun, 'completed');
+    assert.equal(h.fake.accepted.length, 1);
+    assert.equal(h.fake.accepted[0]?.body.personalizations[0]?.to[0]?.email, corrected);
+    const status = await h.request('GET', `/api/email/status/${failed._id}`);
+    const data = status.body['data'] as Record<string, unknown>;
+    assert.deepEqual(
+      [data['status'], data['recipient_email'], data['recipient_name']],
+      ['sent', corrected, 'Ada King'],
+    );
+  });
+
   it('whose email may have gone out: a new run sends nothing until an operator confirms it never went out', async () => {
     const { userId, failed: record } = await refusedWelcomeRun();
     // What an attempt that saw no answer leaves once its wait for events ends.

@@ -31,6 +31,25 @@ export function recipientFields(input: Pick<NormalizedSend, 'to' | 'cc' | 'bcc'>
   };
 }
 
+/**
+ * What a record says of its message: what the send asked for and whom it
+ * goes to. A record an earlier attempt made takes these again from the
+ * attempt that sends (a reset run's step after the user's address was
+ * corrected sends to the new address, and its record says so).
+ */
+export function messageFields(input: NormalizedSend) {
+  return {
+    subject: input.subject,
+    ...recipientFields(input),
+    template_id: input.templateId,
+    resource_type_ref: input.resourceTypeRef ?? null,
+    resource_id_ref: input.resourceIdRef ?? null,
+    tags: input.tags,
+    locale: input.locale,
+    language: input.language,
+  };
+}
+
 /** A new pending record for a validated send. */
 export function newRecord(
   input: NormalizedSend,
@@ -45,16 +64,12 @@ export function newRecord(
     email_id: emailId,
     created_at: now,
     updated_at: now,
-    subject: input.subject,
-    ...recipientFields(input),
+    ...messageFields(input),
     status_rank: STATUS_RANK.pending,
-    template_id: input.templateId,
     opened: false,
     delivered: false,
     clicked: false,
     view_key: newViewKey(emailId),
-    resource_type_ref: input.resourceTypeRef ?? null,
-    resource_id_ref: input.resourceIdRef ?? null,
     time: null,
     company_id: identity.companyId ?? null,
     organization_id: identity.organizationId ?? null,
@@ -64,8 +79,5 @@ export function newRecord(
     error_kind: null,
     ...(key === undefined ? {} : { idempotency_key: key }),
     ...(test ? { test: true } : {}),
-    tags: input.tags,
-    locale: input.locale,
-    language: input.language,
   };
 }

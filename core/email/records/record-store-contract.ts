@@ -27,6 +27,17 @@ export interface MarkSentOptions {
 }
 
 /** How email records are written and read (record-store.ts implements it over the `emails` collection). */
+/** The fields of a record that describe its message (new-record.ts messageFields). */
+type MessageField =
+  | 'subject'
+  | 'template_id'
+  | 'resource_type_ref'
+  | 'resource_id_ref'
+  | 'tags'
+  | 'locale'
+  | 'language'
+  | 'suppressed';
+
 export interface RecordStore {
   /**
    * The id of a new unkeyed send's record: a fresh UUID, from a block whose
@@ -35,13 +46,17 @@ export interface RecordStore {
   newEmailId(): string;
   insert(record: EmailRecord): Promise<void>;
   findById(emailId: string): Promise<EmailRecord | null>;
-  /** Written before the provider is called: attempt `attemptId` is talking to it since `at`. */
-  /** `narrowed`: the recipients this attempt sends to, when suppressions left some out. */
+  /**
+   * Written before the provider is called: attempt `attemptId` is talking to it since `at`.
+   * `message`: what this attempt sends, as the record is to say it (the recipients
+   * suppressions left, the whole message when an earlier attempt made the record).
+   */
   markAttempt(
     emailId: string,
     attemptId: string,
     at: Date,
-    narrowed?: Pick<EmailRecord, 'recipients' | 'recipient_email' | 'recipient_name' | 'suppressed'>,
+    message?: Partial<Pick<EmailRecord, MessageField>> &
+      Pick<EmailRecord, 'recipients' | 'recipient_email' | 'recipient_name'>,
   ): Promise<void>;
   /** The provider accepted: sent (a record failed with an unknown outcome included), attempt cleared. */
   markSent(emailId: string, providerId: string, options?: MarkSentOptions): Promise<void>;

@@ -145,12 +145,12 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
       return emails.findOne({ _id: emailId });
     },
 
-    markAttempt: (emailId, attemptId, at, narrowed) =>
-      announced(suppressedChange(emailId, narrowed?.suppressed, at), () =>
+    markAttempt: (emailId, attemptId, at, message) =>
+      announced(suppressedChange(emailId, message?.suppressed, at), () =>
         lock.run(emailId, async () => {
           await emails.updateOne(
             { _id: emailId },
-            { $set: { ...narrowed, attempt_id: attemptId, attempt_started_at: at, updated_at: at } },
+            { $set: { ...message, attempt_id: attemptId, attempt_started_at: at, updated_at: at } },
           );
         }),
       ),

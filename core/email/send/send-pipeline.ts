@@ -21,7 +21,7 @@ import type { RecordStore } from '../records/record-store.ts';
 import type { SendResult, SkippedRecipient } from '../email-schema.ts';
 import { listOwner, withoutSuppressed, type SuppressionStore } from '../suppressions/suppression-store.ts';
 import type { NormalizedSend } from '../validate.ts';
-import { answer, recipientFields } from '../records/new-record.ts';
+import { answer, messageFields, recipientFields } from '../records/new-record.ts';
 import { createSendClaim, type ClaimedRecord } from './send-claim.ts';
 
 /**
@@ -277,8 +277,15 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     // are never promoted: a To header would show one of them to the rest.
     const input = kept.to.length === 0 && kept.cc.length > 0 ? { ...kept, to: kept.cc, cc: [] } : kept;
     if (input.to.length === 0) return refuseSuppressed(claimed, skipped, input);
-    // The record lists whom the message went to, and whom it left out.
-    const narrowed = skipped.length ? { ...recipientFields(input), suppressed: skipped } : undefined;
+    // The record lists whom the message went to, and whom it left out. A
+    // record an earlier attempt made (a retry's, a reset run's) takes this
+    // attempt's message: what the record says is what was sent.
+    const suppressed = skipped.length ? { suppressed: skipped } : {};
+    const narrowed = claimed.isNew
+      ? skipped.length
+        ? { ...recipientFields(input), ...suppressed }
+        : undefined
+      : { ...messageFields(input), ...suppressed };
     return { rendered, input, skipped, narrowed, record: { ...claimed.record, ...narrowed } };
   }
 
