@@ -368,3 +368,25 @@ describe('a run cancelled while its email step waits to retry', () => {
     assert.equal((await users().findOne({ _id: userId }))?.welcomeEmailSent, true);
   });
 });
+
+describe('a run cancelled while its email is at the provider', () => {
+  it('waits for that attempt: sent, the run completes with its emailId (never sent behind cancelled)', async () => {
+    h.fake.reset();
+    h.fake.delayMs = 1500;
+    try {
+      const runId = await einRun(`slow-${randomUUID()}@example.com`);
+      const deadline = Date.now() + 20_000;
+      while (h.fake.received.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(h.fake.received.length, 1, 'the attempt is at the provider');
+      const cancel = await h.request('DELETE', `/api/workflow/${EIN}?runId=${encodeURIComponent(runId)}`);
+      assert.equal(cancel.status, 202);
+      const run = await h.waitForStatus(EIN, runId, 'completed');
+      const record = await recordFor(runId, 'ein-email');
+      assert.equal(run.result?.result['emailId'], record?._id);
+      assert.equal(record?.status_rank, 1, 'sent');
+      assert.equal(h.fake.accepted.length, 1);
+    } finally {
+      h.fake.delayMs = 0;
+    }
+  });
+});

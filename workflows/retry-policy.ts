@@ -1,3 +1,4 @@
+import { ActivityCancellationType, patched } from '@temporalio/workflow';
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 
 /**
@@ -52,3 +53,16 @@ export const EMAIL_STEP: ActivityOptions = {
   scheduleToCloseTimeout: '5m',
   retry: RETRY,
 };
+
+/**
+ * The email step's options in a run: a run cancelled while an attempt is at
+ * the provider waits for that attempt (a cancel never unsends it) and, when it
+ * sent, completes with its emailId instead of ending `cancelled` with the
+ * email sent behind it. A step waiting to retry is cancelled at once, as
+ * before. Runs started before this rule replay with the old one (`patched`).
+ */
+export function emailStepOptions(): ActivityOptions {
+  return patched('email-step-waits-for-attempt-on-cancel')
+    ? { ...EMAIL_STEP, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+    : EMAIL_STEP;
+}

@@ -7,11 +7,11 @@ import type {
 } from '../core/workflows/send-email-received-ein.input.ts';
 import { forCallersCompany, runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
-import { EMAIL_STEP } from './retry-policy.ts';
+import { emailStepOptions } from './retry-policy.ts';
 import { audienceOf, reportsOutcome, type OutcomeReport } from './report-outcome.ts';
 
 /** The send step, dispatched in its company's turn (caller.ts). */
-const emailStep = () => proxyActivities<Activities>(forCallersCompany(EMAIL_STEP));
+const emailStep = () => proxyActivities<Activities>(forCallersCompany(emailStepOptions()));
 
 /**
  * send-email-received-ein: one step, the notification chosen by `emailAction`

@@ -7,13 +7,13 @@ import type {
 import { forCallersCompany, runCaller } from './caller.ts';
 import { sendOrMarkFailed } from './give-up.ts';
 import { recordEmailId } from './record-email-id.ts';
-import { DATABASE_LOCAL_STEP, EMAIL_STEP } from './retry-policy.ts';
+import { DATABASE_LOCAL_STEP, emailStepOptions } from './retry-policy.ts';
 import { audienceOf, reportsOutcome, type OutcomeReport } from './report-outcome.ts';
 
 const { claimUserWelcomeEmail, releaseWelcomeEmail, markWelcomeEmailSent, readWelcomeUser } =
   proxyLocalActivities<Activities>(DATABASE_LOCAL_STEP);
 /** The send step, dispatched in its company's turn (caller.ts). */
-const emailStep = () => proxyActivities<Activities>(forCallersCompany(EMAIL_STEP));
+const emailStep = () => proxyActivities<Activities>(forCallersCompany(emailStepOptions()));
 
 /** Why a run sends nothing: the flag is set, or another run holds the claim. */
 const NOT_CLAIMED = {
