@@ -22,6 +22,10 @@ const STATUS_BY_KIND: Record<ErrorKind, number> = {
 };
 
 export const MALFORMED_JSON = 'malformed JSON body.';
+/** Valid JSON refused as a prototype-pollution vector (co-body parses with @hapi/bourne). */
+export const PROTOTYPE_KEY = 'request body must not contain a __proto__ key.';
+/** What @hapi/bourne's SyntaxError says when it refuses such a key. */
+const BOURNE_PROTOTYPE = 'Object contains forbidden prototype property';
 export const BODY_TOO_LARGE = 'request body too large.';
 export const INTERNAL_ERROR = 'internal error';
 export const NOT_FOUND = 'not found';
@@ -118,7 +122,10 @@ function describe(err: unknown): { status: number; message: string } {
   if (status === 413 || e?.type === 'entity.too.large') return { status: 413, message: BODY_TOO_LARGE };
   // co-body rethrows JSON.parse's SyntaxError with status 400.
   if (status === 400 && (err instanceof SyntaxError || e?.type === 'entity.parse.failed'))
-    return { status: 400, message: MALFORMED_JSON };
+    return {
+      status: 400,
+      message: (err as Error).message === BOURNE_PROTOTYPE ? PROTOTYPE_KEY : MALFORMED_JSON,
+    };
   if (status === 415) return { status: 415, message: UNSUPPORTED_MEDIA_TYPE };
   if (status >= 400 && status < 500 && e?.expose) return { status, message: String((err as Error).message) };
   return { status: 500, message: INTERNAL_ERROR };

@@ -1,6 +1,11 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { WorkflowDefinition } from '../../core/workflows/definition.ts';
-import { BODY_TOO_LARGE, INTERNAL_ERROR, MALFORMED_JSON } from '../middleware/error-handler.ts';
+import {
+  BODY_TOO_LARGE,
+  INTERNAL_ERROR,
+  MALFORMED_JSON,
+  PROTOTYPE_KEY,
+} from '../middleware/error-handler.ts';
 import {
   MALFORMED_COMPRESSED_BODY,
   UNCOMPRESSED_ONLY,
@@ -71,7 +76,7 @@ export function responses(
   if (spec.body) {
     addFailure(
       400,
-      `\`${MALFORMED_JSON}\` when the body is not JSON; \`${jsonTooDeep(MAX_JSON_DEPTH)}\`; ` +
+      `\`${MALFORMED_JSON}\` when the body is not JSON; \`${PROTOTYPE_KEY}\`; \`${jsonTooDeep(MAX_JSON_DEPTH)}\`; ` +
         `\`${jsonTooManyValues(MAX_JSON_VALUES)}\`; \`${jsonArrayTooLong(MAX_JSON_ARRAY_ITEMS)}\`; ` +
         `\`${MALFORMED_COMPRESSED_BODY}\``,
     );

@@ -178,8 +178,20 @@ describe('POST /api/workflow/:workflowName', () => {
     const res = await h.request('POST', '/api/workflow/send-welcome-email', '{"userId":', {
       'content-type': 'application/json',
     });
-    assert.equal(res.status, 400);
-    assert.equal(res.body['success'], false);
+    assert.deepEqual([res.status, res.body], [400, { success: false, error: 'malformed JSON body.' }]);
+  });
+
+  it('answers 400 naming the key for valid JSON with a __proto__ key (never "malformed")', async () => {
+    for (const body of ['{"__proto__":{"userId":"x"}}', '{"userId":"u","x":[{"__proto__":null}]}']) {
+      const res = await h.request('POST', '/api/workflow/send-welcome-email', body, {
+        'content-type': 'application/json',
+      });
+      assert.deepEqual(
+        [res.status, res.body],
+        [400, { success: false, error: 'request body must not contain a __proto__ key.' }],
+        body,
+      );
+    }
   });
 
   it('normalizes snake_case keys to camelCase before the run starts and drops unknown keys', async () => {
