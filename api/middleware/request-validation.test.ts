@@ -49,7 +49,7 @@ describe('route params, query and headers', () => {
     app.use(errorHandler(createLogger('test', { logLevel: 'silent', logPretty: false })));
     const router = new Router<AppState>();
     mountRoutes(router, routes, {
-      config: { bodyReceiveMs: 20_000, bodyBytesInFlight: 128 * 1024 * 1024 },
+      config: { bodyReceiveMs: 20_000, bodyBytesInFlight: 128 * 1024 * 1024, trustedProxies: [] as string[] },
     } as AppDeps);
     app.use(router.routes());
     server = app.listen(0);

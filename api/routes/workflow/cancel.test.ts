@@ -16,10 +16,13 @@ describe('DELETE /api/workflow/:workflowName', () => {
   it('cancels a running run: 202 running with cancelRequested, then the run is cancelled', async () => {
     const userId = `user-${randomUUID()}`;
     await h.insertUser({ _id: userId, email: `${userId}@example.com`, name: 'Ada' });
-    h.fake.delayMs = 3000;
+    // The provider answers 503: the email step waits to retry when the cancel comes.
+    h.fake.outage = 503;
     const { body } = await h.trigger('send-welcome-email', { userId });
     const runId = body['runId'] as string;
     await h.waitForStatus('send-welcome-email', runId, 'running');
+    const deadline = Date.now() + 10_000;
+    while (h.fake.received.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
 
     const res = await h.request('DELETE', `/api/workflow/send-welcome-email?runId=${runId}`);
     assert.equal(res.status, 202);
@@ -40,6 +43,28 @@ describe('DELETE /api/workflow/:workflowName', () => {
     assert.notEqual(user?.welcomeEmailSent, true);
     // The cancelled run released its claim on the welcome email: a later run may send it.
     assert.equal(user?.welcomeEmailRunId, undefined);
+    h.fake.reset();
+  });
+
+  it('a run whose email is at the provider when cancelled waits for it: sent, it completes and flags the user', async () => {
+    const userId = `user-${randomUUID()}`;
+    await h.insertUser({ _id: userId, email: `${userId}@example.com`, name: 'Ada' });
+    h.fake.reset();
+    h.fake.delayMs = 1500;
+    const { body } = await h.trigger('send-welcome-email', { userId });
+    const runId = body['runId'] as string;
+    const deadline = Date.now() + 10_000;
+    while (h.fake.received.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const res = await h.request('DELETE', `/api/workflow/send-welcome-email?runId=${runId}`);
+    assert.equal(res.status, 202);
+    const run = await h.waitForStatus('send-welcome-email', runId, 'completed');
+    assert.equal(run.result?.result['message'], 'welcome email sent');
+    assert.ok(run.result?.result['emailId'], 'the email it sent');
+    const user = await h.database.db
+      .collection<{ _id: string; welcomeEmailSent?: boolean }>('users')
+      .findOne({ _id: userId });
+    assert.equal(user?.welcomeEmailSent, true);
+    assert.equal(h.fake.accepted.length, 1);
     h.fake.reset();
   });
 
