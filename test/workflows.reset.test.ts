@@ -31,6 +31,7 @@ interface StoredEmail {
   _id: string;
   status_rank: number;
   error_kind: string | null;
+  error?: string | null;
   resends?: number;
 }
 const emails = () => h.database.db.collection<StoredEmail>('emails');
@@ -387,6 +388,27 @@ describe('a run cancelled while its email is at the provider', () => {
       assert.equal(h.fake.accepted.length, 1);
     } finally {
       h.fake.delayMs = 0;
+    }
+  });
+
+  it('refused by the provider after the cancel: not retried, the email called off, the run cancelled', async () => {
+    h.fake.reset();
+    h.fake.delayMs = 1500;
+    h.fake.outage = 503;
+    try {
+      const runId = await einRun(`slow-${randomUUID()}@example.com`);
+      const deadline = Date.now() + 20_000;
+      while (h.fake.received.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const cancel = await h.request('DELETE', `/api/workflow/${EIN}?runId=${encodeURIComponent(runId)}`);
+      assert.equal(cancel.status, 202);
+      const run = await h.waitForStatus(EIN, runId, 'cancelled');
+      assert.equal(run.error, null);
+      const record = await recordFor(runId, 'ein-email');
+      assert.equal(record?.status_rank, 5, 'failed: called off');
+      assert.match(String(record?.error), /^cancelled: /);
+      assert.equal(h.fake.received.length, 1, 'no second attempt');
+    } finally {
+      h.fake.reset();
     }
   });
 });

@@ -1,4 +1,10 @@
-import { CancellationScope, isCancellation, proxyLocalActivities, rootCause } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  CancelledFailure,
+  isCancellation,
+  proxyLocalActivities,
+  rootCause,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { DATABASE_LOCAL_STEP } from './retry-policy.ts';
 
@@ -12,13 +18,21 @@ const { markEmailFailed, callOffEmail } = proxyLocalActivities<Activities>(DATAB
  * cancellation does not reach: a record still pending that no attempt is
  * sending ends `failed` at once (the step was waiting to retry); one an
  * attempt is sending is left to it (core/email/send/step-call-off.ts).
+ * An attempt at the provider when the cancel came is waited for
+ * (retry-policy.ts emailStepOptions); if it failed, Temporal does not retry
+ * it and reports its failure, not a cancellation: the run was still
+ * cancelled, so the email is called off and the run ends `cancelled`.
  */
 export async function sendOrMarkFailed<T>(idempotencyKey: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {
-    if (!isCancellation(err)) await markEmailFailed(idempotencyKey, rootCause(err) ?? 'email step failed');
-    else await CancellationScope.nonCancellable(() => callOffEmail(idempotencyKey));
-    throw err;
+    if (!isCancellation(err) && !CancellationScope.current().consideredCancelled) {
+      await markEmailFailed(idempotencyKey, rootCause(err) ?? 'email step failed');
+      throw err;
+    }
+    await CancellationScope.nonCancellable(() => callOffEmail(idempotencyKey));
+    if (isCancellation(err)) throw err;
+    throw new CancelledFailure('workflow run cancelled; its email step failed meanwhile', [], err as Error);
   }
 }
