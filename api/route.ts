@@ -1,8 +1,7 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
-import proxyaddr from 'proxy-addr';
 import { describeBodyProblem } from '../core/email/email-messages.ts';
 import type { DescribeProblem } from '../core/validation.ts';
-import { authenticate, requireCompany, type RouteAuth } from './middleware/authenticate.ts';
+import { authenticate, clientIpReader, requireCompany, type RouteAuth } from './middleware/authenticate.ts';
 import { jsonBody, type BodyLimits, type BodyReading } from './middleware/json-body.ts';
 import { BodyBudget } from './middleware/body-budget.ts';
 import { validateRequest } from './middleware/request-validation.ts';
@@ -124,11 +123,10 @@ function middlewareOf(spec: RouteSpec, deps: AppDeps, bodies: BodyReading): AppM
 
 export function mountRoutes(router: AppRouter, routes: readonly RouteSpec[], deps: AppDeps): void {
   // One room for the bodies of every route of this gateway.
-  const trust = proxyaddr.compile(deps.config.trustedProxies);
   const bodies: BodyReading = {
     receiveMs: deps.config.bodyReceiveMs,
     budget: new BodyBudget(deps.config.bodyBytesInFlight),
-    clientIp: (req) => proxyaddr(req, trust),
+    clientIp: clientIpReader(deps.config.trustedProxies),
   };
   for (const spec of routes) {
     router[spec.method](spec.path, ...middlewareOf(spec, deps, bodies), (ctx: AppContext) =>

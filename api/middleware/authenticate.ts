@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import proxyaddr from 'proxy-addr';
 import type { KeyStore } from '../../core/api-keys/key-store.ts';
@@ -61,6 +62,15 @@ export const NEEDS_COMPANY_WIDE_KEY =
   'this API key is bound to an organization; this route acts for the whole company and needs a company-wide key';
 
 /**
+ * The client's address as the gateway reads it: behind TRUSTED_PROXIES the
+ * one they forwarded (X-Forwarded-For), else the connection's.
+ */
+export function clientIpReader(trustedProxies: readonly string[]): (req: IncomingMessage) => string {
+  const trust = proxyaddr.compile([...trustedProxies]);
+  return (req) => proxyaddr(req, trust);
+}
+
+/**
  * Establishes `ctx.state.principal`: who is calling, whether that is proven,
  * and from which address.
  *
@@ -81,12 +91,12 @@ export const NEEDS_COMPANY_WIDE_KEY =
  * is lower-case.
  */
 export function authenticate(auth: RouteAuth, deps: { config: Config; keys: KeyStore }) {
-  const trust = proxyaddr.compile(deps.config.trustedProxies);
+  const clientIpOf = clientIpReader(deps.config.trustedProxies);
   return async function authenticateCaller(ctx: Context & { state: AppState }, next: Next): Promise<void> {
     const caller = headersOf(ctx);
     const identity = checkIdentity(caller);
     if (!identity) throw unauthorized();
-    const clientIp = proxyaddr(ctx.req, trust);
+    const clientIp = clientIpOf(ctx.req);
 
     if (deps.config.authMode === 'trusted-headers') {
       if (auth.wholeCaller && !isComplete(identity)) throw unauthorized();
