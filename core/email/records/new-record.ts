@@ -21,6 +21,9 @@ export const answer = (
   ...(test ? { test: true as const } : {}),
 });
 
+export type RecipientFields = ReturnType<typeof recipientFields>;
+export type MessageFields = ReturnType<typeof messageFields>;
+
 /** The record's recipient fields for the recipients a send actually goes to. */
 export function recipientFields(input: Pick<NormalizedSend, 'to' | 'cc' | 'bcc'>) {
   const first = input.to[0];

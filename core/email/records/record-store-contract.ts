@@ -3,6 +3,7 @@ import type { ErrorKind } from '../../errors.ts';
 import type { BufferedOpen } from '../tracking/open-buffer.ts';
 import type { EmailRecord, TrackedEvent } from './record.ts';
 import type { Announcement } from './lifecycle.ts';
+import type { MessageFields, RecipientFields } from './new-record.ts';
 
 export interface MarkSentOptions {
   /**
@@ -26,18 +27,16 @@ export interface MarkSentOptions {
   inserted?: EmailRecord;
 }
 
-/** How email records are written and read (record-store.ts implements it over the `emails` collection). */
-/** The fields of a record that describe its message (new-record.ts messageFields). */
-type MessageField =
-  | 'subject'
-  | 'template_id'
-  | 'resource_type_ref'
-  | 'resource_id_ref'
-  | 'tags'
-  | 'locale'
-  | 'language'
-  | 'suppressed';
+/**
+ * What an attempt's mark writes of its message: whom it goes to, whom
+ * suppressions left out, and the rest of messageFields when an earlier
+ * attempt made the record.
+ */
+export type AttemptMessage = Partial<MessageFields> &
+  RecipientFields &
+  Partial<Pick<EmailRecord, 'suppressed'>>;
 
+/** How email records are written and read (record-store.ts implements it over the `emails` collection). */
 export interface RecordStore {
   /**
    * The id of a new unkeyed send's record: a fresh UUID, from a block whose
@@ -51,13 +50,7 @@ export interface RecordStore {
    * `message`: what this attempt sends, as the record is to say it (the recipients
    * suppressions left, the whole message when an earlier attempt made the record).
    */
-  markAttempt(
-    emailId: string,
-    attemptId: string,
-    at: Date,
-    message?: Partial<Pick<EmailRecord, MessageField>> &
-      Pick<EmailRecord, 'recipients' | 'recipient_email' | 'recipient_name'>,
-  ): Promise<void>;
+  markAttempt(emailId: string, attemptId: string, at: Date, message?: AttemptMessage): Promise<void>;
   /** The provider accepted: sent (a record failed with an unknown outcome included), attempt cleared. */
   markSent(emailId: string, providerId: string, options?: MarkSentOptions): Promise<void>;
   /**

@@ -35,7 +35,7 @@ import { createRecordBatches } from './record-batches.ts';
  * FerretDB-compatible.
  */
 
-export type { RecordStore } from './record-store-contract.ts';
+export type { AttemptMessage, RecordStore } from './record-store-contract.ts';
 import type { RecordStore, RecordUpdate } from './record-store-contract.ts';
 
 /**

@@ -17,7 +17,7 @@ import type { Address } from '../addresses.ts';
 import type { ClickTracking } from '../tracking/click-tracking.ts';
 import type { HtmlRenderPool, RenderedHtml } from '../tracking/html-render-pool.ts';
 import { STATUS_RANK, type EmailRecord } from '../records/record.ts';
-import type { RecordStore } from '../records/record-store.ts';
+import type { AttemptMessage, RecordStore } from '../records/record-store.ts';
 import type { SendResult, SkippedRecipient } from '../email-schema.ts';
 import { listOwner, withoutSuppressed, type SuppressionStore } from '../suppressions/suppression-store.ts';
 import type { NormalizedSend } from '../validate.ts';
@@ -111,12 +111,12 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     let marked: Promise<void> | undefined;
     const mark = () =>
       (marked ??= (async () => {
-        const { record, narrowed } = prepared;
+        const { record, message } = prepared;
         const at = new Date();
         if (claimed.isNew) {
           inserted = { ...record, attempt_id: attemptId, attempt_started_at: at };
           await records.insert(inserted);
-        } else await records.markAttempt(record.email_id, attemptId, at, narrowed);
+        } else await records.markAttempt(record.email_id, attemptId, at, message);
       })());
     /** Nothing reached a provider: undo this attempt's hold, or answer as the attempt that won. */
     const abandon = async (err: unknown): Promise<SendResult> => {
@@ -279,14 +279,12 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
     if (input.to.length === 0) return refuseSuppressed(claimed, skipped, input);
     // The record lists whom the message went to, and whom it left out. A
     // record an earlier attempt made (a retry's, a reset run's) takes this
-    // attempt's message: what the record says is what was sent.
-    const suppressed = skipped.length ? { suppressed: skipped } : {};
-    const narrowed = claimed.isNew
-      ? skipped.length
-        ? { ...recipientFields(input), ...suppressed }
-        : undefined
-      : { ...messageFields(input), ...suppressed };
-    return { rendered, input, skipped, narrowed, record: { ...claimed.record, ...narrowed } };
+    // attempt's whole message: what the record says is what was sent.
+    const left = skipped.length ? { suppressed: skipped } : undefined;
+    const message: AttemptMessage | undefined = claimed.isNew
+      ? left && { ...recipientFields(input), ...left }
+      : { ...messageFields(input), ...left };
+    return { rendered, input, skipped, message, record: { ...claimed.record, ...message } };
   }
 
   /**
