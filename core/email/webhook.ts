@@ -105,9 +105,9 @@ export function createWebhookHandler(deps: {
   async function suppress(emailId: string, e: WebhookEvent, record: EmailRecord | null): Promise<boolean> {
     const reason = suppressionReasonOf(e);
     if (!reason || typeof e.email !== 'string' || !record?.company_id) return false;
-    const address = normalizeAddress(e.email);
     const { to, cc, bcc } = record.recipients;
-    if (![...to, ...cc, ...bcc].some((r) => normalizeAddress(r.email) === address)) return false;
+    if (!isAmong(e.email, [...to, ...cc, ...bcc])) return false;
+    const address = normalizeAddress(e.email);
     await deps.suppressions.add({
       // A test send's events (none reach a provider, but a forged one could) touch test data only.
       company_id: listOwner(record.company_id, record.test),
@@ -187,7 +187,11 @@ export function createWebhookHandler(deps: {
  * the record is unknown (the write then matches nothing).
  */
 function namesToRecipient(e: WebhookEvent, record: EmailRecord | null | undefined): boolean {
-  if (typeof e.email !== 'string' || !record) return true;
-  const address = normalizeAddress(e.email);
-  return record.recipients.to.some((r) => normalizeAddress(r.email) === address);
+  return typeof e.email !== 'string' || !record || isAmong(e.email, record.recipients.to);
+}
+
+/** Whether `email` is one of `recipients`, compared as the suppression list compares addresses. */
+function isAmong(email: string, recipients: ReadonlyArray<{ email: string }>): boolean {
+  const address = normalizeAddress(email);
+  return recipients.some((r) => normalizeAddress(r.email) === address);
 }
