@@ -319,8 +319,7 @@ describe('a run cancelled while its email step waits to retry', () => {
     h.fake.outage = 503;
     const runId = (await h.trigger(name, body)).body['runId'] as string;
     // Two refused attempts: the step now waits 2 s before its third.
-    const deadline = Date.now() + 20_000;
-    while (h.fake.received.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await h.fake.waitForRequests(2, 20_000);
     assert.equal(h.fake.received.length, 2, 'two attempts refused');
     const cancel = await h.request('DELETE', `/api/workflow/${name}?runId=${encodeURIComponent(runId)}`);
     assert.equal(cancel.status, 202);
@@ -376,8 +375,7 @@ describe('a run cancelled while its email is at the provider', () => {
     h.fake.delayMs = 1500;
     try {
       const runId = await einRun(`slow-${randomUUID()}@example.com`);
-      const deadline = Date.now() + 20_000;
-      while (h.fake.received.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await h.fake.waitForRequests(1, 20_000);
       assert.equal(h.fake.received.length, 1, 'the attempt is at the provider');
       const cancel = await h.request('DELETE', `/api/workflow/${EIN}?runId=${encodeURIComponent(runId)}`);
       assert.equal(cancel.status, 202);
@@ -397,8 +395,7 @@ describe('a run cancelled while its email is at the provider', () => {
     h.fake.outage = 503;
     try {
       const runId = await einRun(`slow-${randomUUID()}@example.com`);
-      const deadline = Date.now() + 20_000;
-      while (h.fake.received.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await h.fake.waitForRequests(1, 20_000);
       const cancel = await h.request('DELETE', `/api/workflow/${EIN}?runId=${encodeURIComponent(runId)}`);
       assert.equal(cancel.status, 202);
       const run = await h.waitForStatus(EIN, runId, 'cancelled');

@@ -21,8 +21,7 @@ describe('DELETE /api/workflow/:workflowName', () => {
     const { body } = await h.trigger('send-welcome-email', { userId });
     const runId = body['runId'] as string;
     await h.waitForStatus('send-welcome-email', runId, 'running');
-    const deadline = Date.now() + 10_000;
-    while (h.fake.received.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await h.fake.waitForRequests(1);
 
     const res = await h.request('DELETE', `/api/workflow/send-welcome-email?runId=${runId}`);
     assert.equal(res.status, 202);
@@ -53,8 +52,7 @@ describe('DELETE /api/workflow/:workflowName', () => {
     h.fake.delayMs = 1500;
     const { body } = await h.trigger('send-welcome-email', { userId });
     const runId = body['runId'] as string;
-    const deadline = Date.now() + 10_000;
-    while (h.fake.received.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await h.fake.waitForRequests(1);
     const res = await h.request('DELETE', `/api/workflow/send-welcome-email?runId=${runId}`);
     assert.equal(res.status, 202);
     const run = await h.waitForStatus('send-welcome-email', runId, 'completed');
