@@ -99,6 +99,17 @@ test(
       if (Math.abs(g - s) > 0.01 && Math.abs(g - 0.9) > 0.01)
         assert.equal(load!.bound, g >= s || g >= 0.9, line);
     }
+    // The services an HTTP path's work reaches, their CPU during each side's rounds (this test's
+    // database and Temporal are given by address, so only the worker the bench started is named).
+    for (const name of ['send', 'send_webhooks'])
+      assert.match(
+        out,
+        new RegExp(
+          `→ ${name}: .*; CPU in cores during ours: worker \\d+\\.\\d\\d; during the floor: worker \\d+\\.\\d\\d`,
+        ),
+        `${name} says what the worker used`,
+      );
+
     // Beside each HTTP row of the table too.
     for (const row of lines.filter((l) => /^(GET|POST) \/.*\(\d+ conns\)/.test(l)))
       assert.match(row, new RegExp(`  ${generator} \\d+\\.\\d\\d / \\d+\\.\\d\\d`), row);

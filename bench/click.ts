@@ -36,7 +36,7 @@ export async function benchClick(env: BenchEnv, sizes: HttpSizes): Promise<Ratio
   const ratio = await httpRatio(
     env,
     { name: 'click', target: 0.5, unit: 'clicks' },
-    { ...sizes, idle: [env.servicePids.ferretdb] },
+    { ...sizes, services: { FerretDB: env.servicePids.ferretdb } },
     { name: 'floor: bare node:http 302', pid: floor.pid, load: load(floor.url) },
     {
       name: `GET /api/email/click/{token} (${connections} conns)`,

@@ -22,7 +22,7 @@ export async function benchHealth(env: BenchEnv, sizes: HttpSizes): Promise<Rati
   const ratio = await httpRatio(
     env,
     { name: 'health', target: 0, reference: true },
-    { ...sizes, idle: [] },
+    { ...sizes, services: {} },
     { name: 'floor: bare node:http JSON', pid: floor.pid, load: load(floor.url) },
     { name: `GET /health (${connections} conns)`, pid: env.gateway.pid, load: load(env.gatewayUrl) },
   );

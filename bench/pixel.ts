@@ -35,7 +35,7 @@ export async function benchPixel(env: BenchEnv, sizes: HttpSizes): Promise<Ratio
   const ratio = await httpRatio(
     env,
     { name: 'pixel', target: 0.5, unit: 'opens' },
-    { ...sizes, idle: [env.servicePids.ferretdb] },
+    { ...sizes, services: { FerretDB: env.servicePids.ferretdb } },
     { name: 'floor: bare node:http GIF', pid: floor.pid, load: load(floor.url) },
     {
       name: `GET /api/email/track (${connections} conns)`,

@@ -109,7 +109,7 @@ export async function runRecords(opts: RecordsOptions): Promise<Ratio[]> {
       httpRatio(
         env,
         { name, target: RECORDS_TARGET },
-        { ...sizes, idle: [env.servicePids.ferretdb] },
+        { ...sizes, services: { FerretDB: env.servicePids.ferretdb } },
         side('empty'),
         side('large'),
       );

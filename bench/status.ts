@@ -45,7 +45,7 @@ export async function benchStatus(env: BenchEnv, sizes: HttpSizes): Promise<Rati
   const ratio = await httpRatio(
     env,
     { name: 'status', target: 0.7, unit: 'reads' },
-    { ...sizes, idle: [env.servicePids.ferretdb] },
+    { ...sizes, services: { FerretDB: env.servicePids.ferretdb } },
     { name: 'floor: bare Koa route, findOne by _id', pid: floor.pid, load: load(floor.url) },
     {
       name: `GET /api/email/status/{id} (${connections} conns)`,

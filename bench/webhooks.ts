@@ -23,7 +23,7 @@ const percentile = (sorted: number[], p: number) =>
  */
 export async function benchSendWithWebhooks(
   env: BenchEnv,
-  sizes: Omit<HttpPairOptions, 'idle'>,
+  sizes: Omit<HttpPairOptions, 'services'>,
 ): Promise<Ratio> {
   const lags: number[] = [];
   const ids = new Set<string>();
