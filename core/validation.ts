@@ -257,19 +257,25 @@ export function httpOrigin(value: string): string | undefined {
   }
 }
 
-/** `Idempotency-Key` (workflow triggers, sends, bulks): 1 to 255 characters, none of them a control character. */
-/** The one answer to an `Idempotency-Key` that breaks the rule below (email sends and workflow triggers alike). */
-export const IDEMPOTENCY_KEY_INVALID = 'Idempotency-Key must be 1 to 255 printable characters.';
+/**
+ * `Idempotency-Key` (workflow triggers, sends, bulks): one header of 1 to 255
+ * printable ASCII characters (space to `~`). ASCII because Node reads a
+ * header's bytes as latin1: a UTF-8 `é` would arrive as two characters, and a
+ * `€` as a control character, so other characters cannot be kept as sent.
+ */
+export const IDEMPOTENCY_KEY_INVALID =
+  'Idempotency-Key must be one header of 1 to 255 printable ASCII characters.';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 export const isValidIdempotencyKey = (key: string): boolean =>
-  key.length > 0 && key.length <= IDEMPOTENCY_KEY_MAX_LENGTH && !hasControlCharacters(key);
+  key.length <= IDEMPOTENCY_KEY_MAX_LENGTH && PRINTABLE_ASCII.test(key);
 
 /** The same rule as a schema, for a route's `headers` (validation and the API reference). */
 export const idempotencyKeySchema = (description: string) =>
   Type.String({
     minLength: 1,
     maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
-    pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$',
+    pattern: PRINTABLE_ASCII.source,
     description,
   });
 

@@ -56,7 +56,11 @@ function headersOf(ctx: Context, schema: TObject | undefined): Record<string, un
   const headers: Record<string, unknown> = {};
   for (const name of Object.keys(schema?.properties ?? {})) {
     // Sent empty is not absent: an empty `Idempotency-Key` is a broken client, told so.
-    if (ctx.req.headers[name] !== undefined) headers[name] = ctx.get(name);
+    const sent = ctx.req.headersDistinct[name];
+    if (sent === undefined) continue;
+    // Sent twice is not one value: Node would join them with ", " into a key nobody sent.
+    // As an array it fails the route's string schema, and the caller gets the route's 400.
+    headers[name] = sent.length === 1 ? sent[0] : sent;
   }
   return headers;
 }

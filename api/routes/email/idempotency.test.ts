@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import type { EmailRecord } from '../../../core/email/records/record.ts';
 import { AUTH, invoiceBody, useEmailApp } from '../../../test/support/email-app.ts';
 
@@ -164,14 +165,39 @@ describe('Idempotency-Key on send and bulk', () => {
     const tooLong = await app.post('/api/email/send', invoiceBody(), keyed('k'.repeat(256)));
     assert.deepEqual(tooLong.body, {
       success: false,
-      error: 'Idempotency-Key must be 1 to 255 printable characters.',
+      error: 'Idempotency-Key must be one header of 1 to 255 printable ASCII characters.',
     });
     // Sent, but empty: not the same as no key (the send would go out unprotected).
     const empty = await app.post('/api/email/send', invoiceBody(), keyed(''));
     assert.equal(empty.status, 400);
     assert.deepEqual(empty.body, {
       success: false,
-      error: 'Idempotency-Key must be 1 to 255 printable characters.',
+      error: 'Idempotency-Key must be one header of 1 to 255 printable ASCII characters.',
+    });
+    assert.equal(app.fake.received.length, 0);
+    // A UTF-8 `é` reaches Node as the latin1 characters of its bytes: not kept as sent, refused.
+    const accented = await app.post(
+      '/api/email/send',
+      invoiceBody(),
+      keyed(Buffer.from('clé-1', 'utf8').toString('latin1')),
+    );
+    assert.equal(accented.status, 400);
+    assert.deepEqual(accented.body, {
+      success: false,
+      error: 'Idempotency-Key must be one header of 1 to 255 printable ASCII characters.',
+    });
+    // Two headers: Node would join them into `a, b`, a key nobody sent.
+    const twice = await postWithRawHeaders(app.url, '/api/email/send', invoiceBody(), [
+      ...Object.entries(AUTH).flat(),
+      'Idempotency-Key',
+      'order-a',
+      'Idempotency-Key',
+      'order-b',
+    ]);
+    assert.equal(twice.status, 400, twice.body);
+    assert.deepEqual(JSON.parse(twice.body), {
+      success: false,
+      error: 'Idempotency-Key must be one header of 1 to 255 printable ASCII characters.',
     });
     assert.equal(app.fake.received.length, 0);
     const anonymous = await app.post(
@@ -193,3 +219,40 @@ describe('Idempotency-Key on send and bulk', () => {
     assert.equal(app.fake.received.length, 0);
   });
 });
+
+/** A POST with its headers given as raw pairs (a repeated name sent twice, as `fetch` cannot). */
+function postWithRawHeaders(
+  base: string,
+  path: string,
+  body: unknown,
+  headers: string[],
+): Promise<{ status: number; body: string }> {
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(path, base),
+      {
+        method: 'POST',
+        // As an array the headers go as given: Host too (Node answers 400 without one).
+        headers: [
+          'Host',
+          new URL(base).host,
+          ...headers,
+          'Content-Type',
+          'application/json',
+          'Content-Length',
+          String(payload.length),
+        ],
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}

@@ -17,7 +17,7 @@ export const SendHeaders = Type.Object({
     idempotencyKeySchema(
       'Sends once per key of the company, kept 24 hours: repeating the request with the same key and body ' +
         'answers the first answer again (header `Idempotent-Replayed: true`) without calling the provider; ' +
-        'the same key with another body → 409. 1 to 255 printable characters.',
+        'the same key with another body → 409. One header of 1 to 255 printable ASCII characters.',
     ),
   ),
 });

@@ -19,7 +19,7 @@ export const TriggerHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     idempotencyKeySchema(
       'Repeating a trigger with the same key (same workflow, same `X-Company-Id`) lands on the same run ' +
-        'instead of starting another: 202 with the same `runId`. At most 255 printable characters.',
+        'instead of starting another: 202 with the same `runId`. One header of 1 to 255 printable ASCII characters.',
     ),
   ),
 });

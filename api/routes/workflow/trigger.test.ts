@@ -281,7 +281,7 @@ describe('POST /api/workflow/:workflowName', () => {
     assert.equal(key.status, 400);
     assert.deepEqual(key.body, {
       success: false,
-      error: 'Idempotency-Key must be 1 to 255 printable characters.',
+      error: 'Idempotency-Key must be one header of 1 to 255 printable ASCII characters.',
     });
   });
 
