@@ -8,8 +8,9 @@ import type { Duplex } from 'node:stream';
  * shape, `{ success: false, error }`, instead of Node's bare status line
  * with an empty body; the connection is then closed, as Node does.
  */
+export const HEADERS_TOO_LARGE = 'request headers too large.';
 const ANSWERS: Record<string, { status: string; error: string }> = {
-  HPE_HEADER_OVERFLOW: { status: '431 Request Header Fields Too Large', error: 'request headers too large.' },
+  HPE_HEADER_OVERFLOW: { status: '431 Request Header Fields Too Large', error: HEADERS_TOO_LARGE },
   ERR_HTTP_REQUEST_TIMEOUT: { status: '408 Request Timeout', error: 'request not received in time.' },
 };
 const MALFORMED = { status: '400 Bad Request', error: 'malformed HTTP request.' };

@@ -85,6 +85,12 @@ export interface RouteResponse {
   schema?: TSchema;
   contentType?: string;
   headers?: Record<string, string>;
+  /**
+   * A failure's `error` messages, as sent: the OpenAPI document lists them
+   * in the answer's description and as its examples, so a client finds each
+   * message it may match on (a message ending in `…` has a variable rest).
+   */
+  messages?: readonly string[];
 }
 
 /** Declares a route; its handler's `ctx.valid` is typed by its params, query and headers schemas. */
@@ -102,8 +108,12 @@ export const ErrorResponseSchema = Type.Object({ success: Type.Literal(false), e
 /** A success with nothing more to say: `{ success: true }` (track, webhook, removals, revocations). */
 export const OkResponseSchema = Type.Object({ success: Type.Literal(true) });
 
-/** A failure answer of a route, for its `responses`. */
-export const failure = (description: string) => ({ description, schema: ErrorResponseSchema });
+/** A failure answer of a route, for its `responses`, with the messages it carries. */
+export const failure = (description: string, messages: readonly string[] = []): RouteResponse => ({
+  description,
+  schema: ErrorResponseSchema,
+  ...(messages.length > 0 ? { messages } : {}),
+});
 
 /**
  * The middleware a route's declaration asks for, in order: authentication

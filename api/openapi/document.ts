@@ -1,4 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
+import { acceptedInput } from '../../core/workflows/accepted-input.ts';
 import type { WorkflowDefinition } from '../../core/workflows/definition.ts';
 import type { RouteSpec } from '../route.ts';
 import { Components, JSON_TYPE, pascalCase, type Json } from './components.ts';
@@ -71,14 +72,19 @@ function operationsOf(
   workflows: readonly WorkflowDefinition[],
   components: Components,
 ): Array<{ path: string; operation: Json }> {
-  if (!spec.path.includes(':workflowName'))
-    return [{ path: openApiPath(spec.path), operation: operation(spec, components) }];
+  const generic = { path: openApiPath(spec.path), operation: operation(spec, components) };
+  if (!spec.path.includes(':workflowName')) return [generic];
   // Each workflow takes its own input and returns its own result: one operation
-  // per registered workflow, so a client (and the fuzzer) sees the real shapes.
-  return workflows.map((def) => ({
-    path: openApiPath(spec.path.replace(':workflowName', def.name)),
-    operation: operation(spec, components, def),
-  }));
+  // per registered workflow, so a client (and the fuzzer) sees the real shapes;
+  // the templated path stays too, as the interface names it (a concrete path
+  // matches first), with the 404 only it can answer: an unknown workflow.
+  return [
+    generic,
+    ...workflows.map((def) => ({
+      path: openApiPath(spec.path.replace(':workflowName', def.name)),
+      operation: operation(spec, components, def),
+    })),
+  ];
 }
 
 /** Koa's `/a/:b` as OpenAPI's `/a/{b}`. */
@@ -122,5 +128,5 @@ function operation(spec: RouteSpec, components: Components, workflow?: WorkflowD
 
 /** A workflow's input as a named component: `<Name>Input`. */
 function workflowInput(def: WorkflowDefinition, components: Components): TSchema {
-  return components.name(def.input, `${pascalCase(def.name)}Input`);
+  return components.name(acceptedInput(def), `${pascalCase(def.name)}Input`);
 }

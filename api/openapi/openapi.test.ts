@@ -9,6 +9,7 @@ import { SendBodySchema } from '../../core/email/email-schema.ts';
 import { validateSendBody } from '../../core/email/validate.ts';
 import { WORKFLOWS } from '../../core/workflows/registry.ts';
 import { validateWorkflowInput } from '../../core/workflows/validate-input.ts';
+import { acceptedInput } from '../../core/workflows/accepted-input.ts';
 import { useEmailApp } from '../../test/support/email-app.ts';
 import { ROUTES } from '../app.ts';
 import { buildOpenApiDocument, openApiPath } from './document.ts';
@@ -36,10 +37,10 @@ type Document = {
 const workflows = Object.values(WORKFLOWS);
 const document = buildOpenApiDocument(ROUTES, { version: '0.0.0', workflows }) as unknown as Document;
 
-/** The document paths a mounted route stands for: one per workflow for `:workflowName`. */
+/** The document paths a mounted route stands for: for `:workflowName`, the templated one and one per workflow. */
 const pathsOf = (path: string) =>
   path.includes(':workflowName')
-    ? workflows.map((def) => openApiPath(path.replace(':workflowName', def.name)))
+    ? [openApiPath(path), ...workflows.map((def) => openApiPath(path.replace(':workflowName', def.name)))]
     : [openApiPath(path)];
 
 const operations = () =>
@@ -138,8 +139,79 @@ describe('the OpenAPI document', () => {
       const trigger = document.paths[`/api/workflow/${def.name}`]!['post']!;
       const ref = trigger.requestBody!.content['application/json']!.schema['$ref'] as string;
       const name = ref.split('/').at(-1)!;
-      assert.deepEqual(document.components.schemas[name], JSON.parse(JSON.stringify(def.input)));
+      assert.deepEqual(document.components.schemas[name], JSON.parse(JSON.stringify(acceptedInput(def))));
     }
+  });
+
+  it('publishes trigger bodies the gateway accepts in either spelling of each key', () => {
+    const ajv = new Ajv2020({ strict: false });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'doc', components: document.components }, 'doc');
+    const ein = WORKFLOWS['send-email-received-ein']!;
+    const published = ajv.getSchema('doc#/components/schemas/SendEmailReceivedEinInput')!;
+    const ids = {
+      userId: '9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d',
+      companyId: '6f1c2a7e-0a4b-4c43-9a57-2f0a6c1d9b10',
+      organizationId: '0d3f5e8a-4b1c-4f2e-8a6d-7c9b1e2f3a40',
+    };
+    const caller = { ...ids };
+    const camel = { ...ids, emailAction: 'ein-received', recipientName: 'G', recipients: ['a@example.com'] };
+    const snake = {
+      user_id: ids.userId,
+      company_id: ids.companyId,
+      organization_id: ids.organizationId,
+      email_action: 'ein-received',
+      recipient_name: 'G',
+      recipients: ['a@example.com'],
+    };
+    for (const body of [camel, snake]) {
+      assert.doesNotThrow(() => validateWorkflowInput(ein, structuredClone(body), caller));
+      assert.equal(published(body), true, JSON.stringify(published.errors));
+    }
+    // What the gateway refuses for a missing key, the schema refuses too, in either spelling.
+    const { email_action: _, ...noAction } = snake;
+    assert.throws(() => validateWorkflowInput(ein, structuredClone(noAction), caller), /emailAction/);
+    assert.equal(published(noAction), false);
+  });
+
+  it("names the interface's error messages in the failures they come with", () => {
+    const examples = (path: string, method: string, status: number) =>
+      Object.values(
+        (
+          document.paths[path]![method]!.responses[status]!.content!['application/json'] as {
+            examples?: Record<string, { value: { success: boolean; error: string } }>;
+          }
+        ).examples ?? {},
+      ).map((e) => e.value.error);
+    const send = (status: number) => examples('/api/email/send', 'post', status);
+    for (const message of [
+      'missing required fields: to, subject',
+      'invalid email address provided.',
+      'emails to this domain are not allowed.',
+      'email template not found.',
+      'email subject is required.',
+      'email recipient is required.',
+      'too many recipients. maximum is 50.',
+      'attachment exceeds maximum size limit.',
+      'too many attachments. maximum is 10.',
+    ])
+      assert.ok(send(400).includes(message), message);
+    assert.ok(send(401).includes('unauthorized'));
+    assert.ok(send(500).includes('email service not configured.'));
+    assert.ok(examples('/api/email/bulk', 'post', 400).includes('too many emails. maximum is 100.'));
+    assert.ok(examples('/api/email/status/{email_id}', 'get', 404).includes('email not found.'));
+    const welcome = '/api/workflow/send-welcome-email';
+    assert.ok(examples(welcome, 'get', 400).includes('runId query parameter is required'));
+    assert.ok(examples(welcome, 'get', 404).includes('workflow run not found'));
+    assert.ok(examples('/api/workflow/{workflowName}', 'post', 404).includes("workflow 'NAME' not found"));
+    // Each example is also in the answer's description, where a reader of the reference page sees it.
+    const description = String(
+      (document.paths['/api/email/send']!['post']!.responses[400] as { description?: string }).description,
+    );
+    assert.match(description, /`email template not found\.`/);
+    // Node's parser answers 431 on any path, before a route: every operation says so.
+    for (const { path, method, op } of operations())
+      assert.ok(op.responses['431'], `${method} ${path} documents the 431`);
   });
 
   it('shows request examples the gateway accepts', () => {

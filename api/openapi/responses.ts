@@ -11,6 +11,8 @@ import {
   UNCOMPRESSED_ONLY,
   UNSUPPORTED_ENCODING,
 } from '../middleware/body-stream.ts';
+import { UNAUTHORIZED } from '../../core/identity.ts';
+import { HEADERS_TOO_LARGE } from '../client-errors.ts';
 import { UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
 import { ANONYMOUS_BODY_LIMIT, bytesOf } from '../middleware/json-body.ts';
 import {
@@ -67,59 +69,73 @@ export function responses(
   workflow: WorkflowDefinition | undefined,
 ): Json {
   const all: Record<number, RouteResponse> = { ...spec.responses };
-  const addFailure = (status: number, description: string) => {
+  const addFailure = (status: number, description: string, messages: readonly string[] = []) => {
     const existing = all[status];
     all[status] = existing
-      ? { ...existing, description: `${existing.description} ${description}` }
-      : { description, schema: ErrorResponseSchema };
+      ? {
+          ...existing,
+          description: `${existing.description} ${description}`,
+          messages: [...(existing.messages ?? []), ...messages],
+        }
+      : { description, schema: ErrorResponseSchema, messages };
   };
   if (spec.body) {
-    addFailure(
-      400,
-      `\`${MALFORMED_JSON}\` when the body is not JSON; \`${PROTOTYPE_KEY}\`; \`${jsonTooDeep(MAX_JSON_DEPTH)}\`; ` +
-        `\`${jsonTooManyValues(MAX_JSON_VALUES)}\`; \`${jsonArrayTooLong(MAX_JSON_ARRAY_ITEMS)}\`; ` +
-        `\`${MALFORMED_COMPRESSED_BODY}\``,
-    );
+    addFailure(400, 'The body is not JSON, or breaks the parser\'s bounds (docs/api.md, "Limits").', [
+      MALFORMED_JSON,
+      PROTOTYPE_KEY,
+      jsonTooDeep(MAX_JSON_DEPTH),
+      jsonTooManyValues(MAX_JSON_VALUES),
+      jsonArrayTooLong(MAX_JSON_ARRAY_ITEMS),
+      MALFORMED_COMPRESSED_BODY,
+    ]);
     const anonymous = spec.auth?.anonymous
       ? `; ${ANONYMOUS_BODY_LIMIT.toUpperCase()} without an API key`
       : '';
-    addFailure(413, `\`${BODY_TOO_LARGE}\` (over ${spec.body.limit.toUpperCase()} decoded${anonymous}).`);
-    addFailure(
-      415,
-      `\`${UNSUPPORTED_MEDIA_TYPE}\`; \`${spec.body.signed ? UNCOMPRESSED_ONLY : UNSUPPORTED_ENCODING}\``,
-    );
+    addFailure(413, `Over ${spec.body.limit.toUpperCase()} decoded${anonymous}.`, [BODY_TOO_LARGE]);
+    addFailure(415, 'Not `application/json`, or a content encoding the route does not take.', [
+      UNSUPPORTED_MEDIA_TYPE,
+      spec.body.signed ? UNCOMPRESSED_ONLY : UNSUPPORTED_ENCODING,
+    ]);
     if (!isPublic) {
-      addFailure(
-        429,
-        `\`${COMPANY_BODIES_BUSY}\` (the company's request bodies in flight hold half of BODY_BYTES_IN_FLIGHT_MB).`,
-      );
+      addFailure(429, "The company's request bodies in flight hold half of BODY_BYTES_IN_FLIGHT_MB.", [
+        COMPANY_BODIES_BUSY,
+      ]);
       if (bytesOf(spec.body.limit) > FREE_BODY_BYTES)
-        addFailure(503, `\`${GATEWAY_BODIES_BUSY}\` (a body over 1 MiB; see BODY_BYTES_IN_FLIGHT_MB).`);
+        addFailure(
+          503,
+          "A body over 1 MiB while the gateway's room for bodies is full (BODY_BYTES_IN_FLIGHT_MB).",
+          [GATEWAY_BODIES_BUSY],
+        );
     }
     if (isPublic || spec.auth?.anonymous) {
       // Callers without credentials have a room of their own (api/middleware/body-budget.ts).
-      const without = isPublic ? '' : 'without an API key: ';
+      const without = isPublic ? '' : 'Without an API key: ';
       addFailure(
         429,
-        `${without}\`${NETWORK_BODIES_BUSY}\` (the client network's bodies in flight hold half of the room callers without credentials share).`,
+        `${without}the client network's bodies in flight hold half of the room callers without credentials share.`,
+        [NETWORK_BODIES_BUSY],
       );
-      addFailure(
-        503,
-        `${without}\`${ANONYMOUS_BODIES_BUSY}\` (that room, an eighth of BODY_BYTES_IN_FLIGHT_MB, is full).`,
-      );
+      addFailure(503, `${without}that room, an eighth of BODY_BYTES_IN_FLIGHT_MB, is full.`, [
+        ANONYMOUS_BODIES_BUSY,
+      ]);
     }
   }
-  if (!isPublic) addFailure(401, 'Missing or invalid API key.');
-  if (!all[500]) addFailure(500, `\`${INTERNAL_ERROR}\`: an unexpected failure (logged).`);
+  if (!isPublic) addFailure(401, 'Missing or invalid API key.', [UNAUTHORIZED]);
+  // Node's HTTP parser and the server's limits (api/server-timeouts.ts), before any route.
+  addFailure(431, 'The request line and headers together exceed 16 KB.', [HEADERS_TOO_LARGE]);
+  if (!all[500]) addFailure(500, 'An unexpected failure (logged).', [INTERNAL_ERROR]);
+  else addFailure(500, 'Or an unexpected failure (logged).', [INTERNAL_ERROR]);
 
   const out: Json = {};
   for (const [status, answer] of Object.entries(all)) {
     let schema = answer.schema;
     if (workflow && schema === RunResponseSchema) schema = runResponse(workflow, components);
-    const response: Json = { description: answer.description };
+    const messages = [...new Set(answer.messages ?? [])];
+    const response: Json = { description: withMessages(answer.description, messages) };
     if (schema || answer.contentType) {
       const media: Json = {};
       if (schema) media['schema'] = components.use(schema);
+      if (messages.length > 0) media['examples'] = failureExamples(messages);
       response['content'] = { [answer.contentType ?? JSON_TYPE]: media };
     }
     const headers = headersOf(Number(status), answer);
@@ -129,6 +145,19 @@ export function responses(
     out[status] = response;
   }
   return out;
+}
+
+/** The description, then each message the answer may carry, as sent. */
+function withMessages(description: string, messages: readonly string[]): string {
+  if (messages.length === 0) return description;
+  return `${description}\n\nMessages: ${messages.map((m) => `\`${m}\``).join(', ')}.`;
+}
+
+/** One example answer per message, named by the message (OpenAPI `examples`). */
+function failureExamples(messages: readonly string[]): Json {
+  return Object.fromEntries(
+    messages.map((message) => [message, { summary: message, value: { success: false, error: message } }]),
+  );
 }
 
 /**

@@ -17,12 +17,14 @@ export interface WorkflowDefinition {
   input: TObject;
   /** Maps accepted alternative spellings to the schema's keys before validation. */
   normalize?: (body: Record<string, unknown>) => Record<string, unknown>;
+  /** The other spelling a body may use for a key of `input` (what `normalize` maps): canonical → alias. */
+  aliases?: ReadonlyArray<readonly [canonical: string, alias: string]>;
   /** What `result.result` holds when the run completed. */
   result: TObject;
   /**
-   * Input keys that name the caller (the run acts as them). Omitted in a
-   * body, they are filled from the authenticated caller; one that contradicts
-   * the caller is refused (403).
+   * Input keys that name the caller (the run acts as them): required like
+   * any input key they are in the schema, and one that contradicts the
+   * authenticated caller is refused (403).
    */
   identityFields?: Partial<Record<IdentityField, string>>;
   /**

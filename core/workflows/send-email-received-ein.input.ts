@@ -14,9 +14,8 @@ const UUID_LENGTH = 36;
  * POST /api/workflow/send-email-received-ein body, after normalizeEinInput.
  * The three identity ids must be UUIDs: the email service authorises EIN
  * templates with them, so a non-UUID is refused here (400) instead of
- * failing the run later. They name the caller: omitted, they are the
- * authenticated caller's; different from the caller's → 403; they are
- * lower-cased. Recipients and ccs follow a send's rules (at most 50 together,
+ * failing the run later. They name the caller: different from the
+ * caller's → 403; they are lower-cased. Recipients and ccs follow a send's rules (at most 50 together,
  * addresses as a send checks them: input-rules.ts).
  */
 export const SendEmailReceivedEinInput = Type.Object(
@@ -29,7 +28,7 @@ export const SendEmailReceivedEinInput = Type.Object(
     emailAction: Type.Unsafe<EinAction>(
       Type.String({
         enum: EIN_ACTION_VALUES,
-        description: 'which notification to send; see core/workflows/ein-actions.ts',
+        description: 'which notification to send (its template and subject)',
       }),
     ),
     recipientName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -71,7 +70,7 @@ export const SendEmailReceivedEinResult = Type.Object({
 export type SendEmailReceivedEinResult = Static<typeof SendEmailReceivedEinResult>;
 
 /** Each canonical key and the other spelling a client may use (the interface's table). */
-const EIN_KEY_ALIASES: ReadonlyArray<readonly [canonical: string, alias: string]> = [
+export const EIN_KEY_ALIASES: ReadonlyArray<readonly [canonical: string, alias: string]> = [
   ['userId', 'user_id'],
   ['companyId', 'company_id'],
   ['organizationId', 'organization_id'],
@@ -103,6 +102,7 @@ export const sendEmailReceivedEin: WorkflowDefinition = {
   workflowType: 'sendEmailReceivedEin',
   input: SendEmailReceivedEinInput,
   normalize: normalizeEinInput,
+  aliases: EIN_KEY_ALIASES,
   result: SendEmailReceivedEinResult,
   identityFields: { companyId: 'companyId', organizationId: 'organizationId', userId: 'userId' },
   idFields: ['userId', 'companyId', 'organizationId'],

@@ -1,4 +1,12 @@
 import { BulkRequestSchema, BulkResponseSchema } from '../../../core/email/email-schema.ts';
+import {
+  BODY_NOT_OBJECT,
+  DAILY_LIMIT_REACHED,
+  IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION,
+  TOO_MANY_EMAILS,
+  missingRequiredFields,
+} from '../../../core/email/email-messages.ts';
+import { IDEMPOTENCY_KEY_INVALID } from '../../../core/validation.ts';
 import { defineRoute, failure } from '../../route.ts';
 import { startRunsFor } from './scheduled-runs.ts';
 import {
@@ -24,17 +32,26 @@ export const bulkRoute = defineRoute({
   ...sendRequest(BulkRequestSchema),
   responses: {
     200: {
-      description: 'One result per item, in request order.',
+      description:
+        "One result per item, in request order; a failed item's `error` is the message its single send " +
+        'would have answered (`POST /api/email/send`), and the overall `success` is then false.',
       schema: BulkResponseSchema,
       headers: REPLAYED_HEADER,
     },
-    400: failure('Invalid envelope.'),
+    400: failure("Invalid envelope (each item's own problems are its `results[].error`).", [
+      BODY_NOT_OBJECT,
+      missingRequiredFields(['emails']),
+      TOO_MANY_EMAILS,
+      IDEMPOTENCY_KEY_INVALID,
+      IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION,
+    ]),
     401: SEND_AUTH_FAILURES[401],
     403: SEND_AUTH_FAILURES[403],
     ...IDEMPOTENCY_FAILURES,
     429: failure(
       "Every item was refused for the company's daily sending limit (`Retry-After`: seconds to UTC midnight); " +
         'a bulk with room for some items answers 200 with the others refused per item.',
+      [DAILY_LIMIT_REACHED],
     ),
   },
   async handler(ctx, deps) {

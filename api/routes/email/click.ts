@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { CLICK_TOKEN_MAX_LENGTH } from '../../../core/email/tracking/index.ts';
-import { INVALID_CLICK_LINK } from '../../../core/email/email-messages.ts';
 import { defineRoute, failure } from '../../route.ts';
+import { CLICK_LINK_EXPIRED, INVALID_CLICK_LINK } from '../../../core/email/email-messages.ts';
 
 /**
  * GET /api/email/click/{token}: a tracked link (docs/click-tracking.md). No
@@ -39,7 +39,8 @@ export const clickRoute = defineRoute({
       },
     },
     400: failure(
-      'The token fails verification (tampered, truncated, foreign or malformed): `invalid click link.`; or its lifetime is over: `click link expired.`',
+      'The token fails verification (tampered, truncated, foreign or malformed), or its lifetime is over.',
+      [INVALID_CLICK_LINK, CLICK_LINK_EXPIRED],
     ),
   },
   async handler(ctx, { email }) {

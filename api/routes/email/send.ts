@@ -6,6 +6,7 @@ import {
   IDEMPOTENCY_FAILURES,
   REPLAYED_HEADER,
   INVALID_PAYLOAD,
+  PROVIDER_MESSAGES,
   SEND_AUTH_FAILURES,
   answerOnce,
   sendRequest,
@@ -31,7 +32,10 @@ export const sendRoute = defineRoute({
     400: INVALID_PAYLOAD,
     ...SEND_AUTH_FAILURES,
     ...IDEMPOTENCY_FAILURES,
-    500: { ...failure('Not configured, or the provider failed.'), headers: REPLAYED_HEADER },
+    500: {
+      ...failure('Not configured, or the provider failed.', PROVIDER_MESSAGES),
+      headers: REPLAYED_HEADER,
+    },
   },
   async handler(ctx, deps) {
     const { principal } = ctx.state;

@@ -1,6 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { TrackBodySchema } from '../../../core/email/email-schema.ts';
+import { TRACK_EVENT_TYPES, TrackBodySchema } from '../../../core/email/email-schema.ts';
 import { defineRoute, failure, OkResponseSchema } from '../../route.ts';
+import {
+  EMAIL_NOT_FOUND,
+  TOO_MANY_EVENTS,
+  invalidEventType,
+  missingRequiredFields,
+} from '../../../core/email/email-messages.ts';
 
 /** The standard 43-byte transparent 1×1 GIF89a. */
 export const TRACKING_PIXEL = Buffer.from(
@@ -44,9 +50,12 @@ export const trackEventRoute = defineRoute({
   body: { schema: TrackBodySchema, limit: '16kb' },
   responses: {
     200: { description: 'Recorded.', schema: OkResponseSchema },
-    400: failure('Invalid payload or event_type.'),
-    404: failure('Unknown view key.'),
-    429: failure('More than 30 events for one view key within a minute (per gateway).'),
+    400: failure('Invalid payload or event_type.', [
+      missingRequiredFields(['view_key']),
+      invalidEventType(TRACK_EVENT_TYPES),
+    ]),
+    404: failure('Unknown view key.', [EMAIL_NOT_FOUND]),
+    429: failure('More than 30 events for one view key within a minute (per gateway).', [TOO_MANY_EVENTS]),
   },
   async handler(ctx, { email }) {
     await email.recordEvent(ctx.request.body);

@@ -27,7 +27,7 @@ export const cancelRoute = defineRoute({
     202: { description: 'Cancellation requested.', schema: CancelResponseSchema },
     ...RUN_LOOKUP_FAILURES,
     403: failure('The API key lacks the workflows:cancel scope.'),
-    409: failure('The run already closed.'),
+    409: failure('The run already closed.', [RUN_ALREADY_CLOSED]),
     500: failure('Temporal could not be reached.'),
   },
   async handler(ctx, { temporal }) {

@@ -2,7 +2,13 @@ import type { TObject } from '@sinclair/typebox';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { CALLER_MEMO_KEY, withinReach, type Caller, type Reach } from '../../../core/identity.ts';
 import type { WorkflowDefinition } from '../../../core/workflows/definition.ts';
-import { describeRunIdProblem, RUN_NOT_FOUND } from '../../../core/workflows/workflow-messages.ts';
+import {
+  describeRunIdProblem,
+  RUN_ID_REQUIRED,
+  RUN_ID_TOO_LONG,
+  RUN_NOT_FOUND,
+  workflowNotFound,
+} from '../../../core/workflows/workflow-messages.ts';
 import { WORKFLOW_AUTH_FAILURES, reachOf } from './owner.ts';
 import { HttpError } from '../../http-error.ts';
 import { failure, type RouteContext, type RouteSpec } from '../../route.ts';
@@ -20,9 +26,12 @@ export const RUN_ROUTE = {
 } as const satisfies Partial<RouteSpec<typeof WorkflowNameParams, typeof RunIdQuery>>;
 
 export const RUN_LOOKUP_FAILURES = {
-  400: failure('No runId, or one longer than 255 characters.'),
+  400: failure('No runId, or one longer than 255 characters.', [RUN_ID_REQUIRED, RUN_ID_TOO_LONG]),
   ...WORKFLOW_AUTH_FAILURES,
-  404: failure('Unknown workflow or run, or a run of another company.'),
+  404: failure('Unknown workflow or run, or a run of another company.', [
+    RUN_NOT_FOUND,
+    workflowNotFound('NAME'),
+  ]),
 };
 
 /** The run a GET or DELETE names, checked against the path's workflow and the caller's company. */

@@ -11,6 +11,7 @@ import { decodeCursor, encodeCursor } from './runs-cursor.ts';
 import { companyClause } from './visibility-query.ts';
 import { RUN_STATUSES, RunListResponseSchema, WorkflowNameParams, type RunListItem } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import { CURSOR_INVALID, workflowNotFound } from '../../../core/workflows/workflow-messages.ts';
 
 /** Runs per page unless `limit` says otherwise (1 to 100: RunListQuery). */
 const DEFAULT_RUNS_LIMIT = 20;
@@ -152,10 +153,10 @@ export const listRoute = defineRoute({
   ...WORKFLOW_ACCESS.read,
   responses: {
     200: { description: 'A page of runs.', schema: RunListResponseSchema },
-    400: failure('A filter, limit or cursor that is not valid.'),
+    400: failure('A filter, limit or cursor that is not valid.', [CURSOR_INVALID]),
     ...WORKFLOW_AUTH_FAILURES,
     403: failure('The API key lacks the workflows:read scope.'),
-    404: failure('Unknown workflow.'),
+    404: failure('Unknown workflow.', [workflowNotFound('NAME')]),
     500: failure('Temporal could not be read.'),
   },
   async handler(ctx, { temporal, config }) {

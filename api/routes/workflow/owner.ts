@@ -3,6 +3,7 @@ import type { RouteAuth } from '../../middleware/authenticate.ts';
 import type { AppContext } from '../../types.ts';
 import { failure, type RouteSpec } from '../../route.ts';
 import { workflowByName } from './workflow-by-name.ts';
+import { UNAUTHORIZED } from '../../../core/identity.ts';
 
 /**
  * Who a workflow route acts for, and on which workflow. Every run belongs to
@@ -30,6 +31,7 @@ export const WORKFLOW_AUTH_FAILURES = {
   401: failure(
     'No valid API key (or, behind a trusted proxy, not all three identity headers: X-Company-Id, ' +
       'X-Organization-Id and X-User-Id, each a UUID).',
+    [UNAUTHORIZED],
   ),
 };
 

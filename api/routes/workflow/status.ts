@@ -8,6 +8,7 @@ import { WORKFLOW_ACCESS } from './owner.ts';
 import { RunResponseSchema, RunStatusQuery } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
 import { CLIENT_CLOSED_REQUEST, waitFromQuery, waitForClose, waitSlots } from './wait-for-close.ts';
+import { RUN_ID_REQUIRED, RUN_ID_TOO_LONG, WAIT_INVALID } from '../../../core/workflows/workflow-messages.ts';
 
 /**
  * GET /api/workflow/:workflowName?runId=…[&wait=<seconds>]: the run's status
@@ -30,7 +31,11 @@ export const statusRoute = defineRoute({
       schema: RunResponseSchema,
     },
     ...RUN_LOOKUP_FAILURES,
-    400: failure('No runId, one longer than 255 characters, or a wait other than 1 to 60 seconds.'),
+    400: failure('No runId, one longer than 255 characters, or a wait other than 1 to 60 seconds.', [
+      RUN_ID_REQUIRED,
+      RUN_ID_TOO_LONG,
+      WAIT_INVALID,
+    ]),
     403: failure('The API key lacks the workflows:read scope.'),
     500: failure('Temporal could not be read.'),
   },

@@ -15,6 +15,13 @@ import type { AppMiddleware } from '../../types.ts';
 import { WORKFLOW_ACCESS, WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { TriggerHeaders, TriggerResponseSchema, WorkflowNameParams } from './run-schema.ts';
 import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import {
+  BODY_NOT_OBJECT as WORKFLOW_BODY_NOT_OBJECT,
+  conflictingFields,
+  notTheCaller,
+  workflowNotFound,
+} from '../../../core/workflows/workflow-messages.ts';
+import { missingRequiredFields } from '../../../core/email/email-messages.ts';
 
 /**
  * The run id: Temporal's workflow id, what operators search for in the Web
@@ -109,10 +116,18 @@ export const triggerRoute = defineRoute({
       description: 'Started (or, with the same Idempotency-Key, already started).',
       schema: TriggerResponseSchema,
     },
-    400: failure('Invalid input.'),
+    400: failure('Invalid input: the message names the field.', [
+      WORKFLOW_BODY_NOT_OBJECT,
+      missingRequiredFields(['recipients']),
+      'userId must be a UUID',
+      conflictingFields('user_id', 'userId'),
+      IDEMPOTENCY_KEY_INVALID,
+    ]),
     ...WORKFLOW_AUTH_FAILURES,
-    403: failure('The API key lacks the workflows:trigger scope, or the body names another caller.'),
-    404: failure('Unknown workflow name.'),
+    403: failure('The API key lacks the workflows:trigger scope, or the body names another caller.', [
+      notTheCaller('companyId'),
+    ]),
+    404: failure('Unknown workflow name.', [workflowNotFound('NAME')]),
     500: failure('Temporal could not start the run; the message carries the cause.'),
   },
   async handler(ctx, { temporal, config }) {
