@@ -146,6 +146,24 @@ describe('dev inbox (DEV_INBOX_DIR set: npm run dev with its mail sink)', () => 
     assert.equal(((await raw.json()) as { subject: string }).subject, 'Full view INV-78');
   });
 
+  it('downloads an attachment under its whole name, a name with slashes included', async () => {
+    const sent = await app.post(
+      '/api/email/send',
+      invoiceBody({
+        subject: 'Slashed name INV-79',
+        attachments: [
+          { filename: 'reports/2026-11.pdf', content: 'aGVsbG8=', contentType: 'application/pdf' },
+        ],
+      }),
+    );
+    assert.equal(sent.status, 200);
+    const id = idOf((await getText(app.url, '/dev/inbox')).text, 'Slashed name INV-79');
+    const res = await fetch(`${app.url}/dev/inbox/messages/${id}/attachments/0`);
+    assert.equal(res.status, 200);
+    // Not cut to its last segment (`2026-11.pdf`): the separator becomes `_`, as browsers save it.
+    assert.match(res.headers.get('content-disposition')!, /^attachment; filename="reports_2026-11\.pdf"/);
+  });
+
   it('escapes a hostile subject, recipient name and text part everywhere it shows them', async () => {
     const hostile = '<script>alert("subject")</script><img src=x onerror=alert(1)> & "quoted"';
     const sent = await app.post(

@@ -101,8 +101,9 @@ export function mountInbox(router: AppRouter, deps: AppDeps, dir: string): void 
     const index = Number(ctx.params['index']);
     const attachment = Number.isInteger(index) && readAttachment(dir, ctx.params['id']!, index);
     if (!attachment) return;
-    // Always a download, never rendered here: attachments are untrusted content.
-    ctx.attachment(attachment.filename);
+    // Always a download, never rendered here: attachments are untrusted content. A path
+    // separator would have the header cut the name to its last segment: `_` instead.
+    ctx.attachment(attachment.filename.replace(/[/\\]/g, '_'));
     ctx.type = 'application/octet-stream';
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Content-Security-Policy', EMAIL_CSP);
