@@ -2,12 +2,13 @@ import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import { devKey } from './dev-key.ts';
 import { devSecret } from './dev-secret.ts';
 import { startMailSink, type MailSink } from './mail-sink.ts';
 import { provision } from './provision.ts';
 import { startMongo, startTemporal, type ServiceHandle } from './services.ts';
-import { RUN_TS, portInUse, startProcess, type Spawned } from './processes.ts';
+import { RUN_TS, colorsWanted, portInUse, startProcess, type Spawned } from './processes.ts';
 
 /**
  * `npm run dev`: everything Mailroom needs on one machine, one command.
@@ -29,10 +30,14 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
 const COLORS = { temporal: 35, mongo: 32, mail: 33, worker: 36, api: 34, dev: 1 } as const;
 type Source = keyof typeof COLORS;
-const useColor = process.stdout.isTTY && !process.env['NO_COLOR'];
+// Colours for a terminal only: redirected to a file or a pipe, the output is plain text,
+// the children's own colour codes (pretty logs) taken out too.
+const useColor = colorsWanted(process.stdout, process.env);
 function say(source: Source, line: string): void {
   const tag = `[${source}]`.padEnd(10);
-  console.log(useColor ? `\x1b[${COLORS[source]}m${tag}\x1b[0m ${line}` : `${tag} ${line}`);
+  console.log(
+    useColor ? `\x1b[${COLORS[source]}m${tag}\x1b[0m ${line}` : `${tag} ${stripVTControlCharacters(line)}`,
+  );
 }
 
 if (existsSync(join(ROOT, '.env'))) {
@@ -65,10 +70,12 @@ async function main(): Promise<void> {
   const started = Date.now();
   // Dev defaults (each yields to the environment or .env): headers trusted as
   // sent so the README's curl lines stay short, unsigned webhook events
-  // accepted, and a secret kept under .data/.
+  // accepted, outbound webhooks allowed to a receiver on 127.0.0.1, and a
+  // secret kept under .data/.
   const childEnv: NodeJS.ProcessEnv = {
     AUTH_MODE: 'trusted-headers',
     SENDGRID_WEBHOOK_ALLOW_UNSIGNED: 'true',
+    WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1',
     ...env,
     MAILROOM_SECRET: env['MAILROOM_SECRET'] || devSecret(join(DATA, 'secret')),
     LOG_PRETTY: '1',

@@ -30,6 +30,19 @@ export interface OutputOptions {
   onLine?: (line: string) => void;
 }
 
+/**
+ * Whether lines written to `stream` may carry colour codes: on a terminal
+ * only (not `TERM=dumb`). `NO_COLOR` (set and not empty) always turns them
+ * off; otherwise `FORCE_COLOR` decides when set (empty, `1`, `2`, `3` or
+ * `true`: on; anything else, such as `0`: off).
+ */
+export function colorsWanted(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  if (env['NO_COLOR']) return false;
+  const force = env['FORCE_COLOR'];
+  if (force !== undefined) return ['', '1', '2', '3', 'true'].includes(force);
+  return stream.isTTY === true && env['TERM'] !== 'dumb';
+}
+
 /** A port nobody is listening on right now (the OS picks it). */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -67,7 +67,15 @@ describe('npm run keys', () => {
     ]);
     assert.equal(await store.verify(key), undefined);
     assert.match((await runKeyCommand(store, ['list', '--company', company]))[0]!, / revoked /);
-    await assert.rejects(runKeyCommand(store, ['revoke', id]), UsageError);
+    // Revoked already, or never made: one line saying so, not the usage (the command line was right).
+    for (const gone of [id, 'ffffffffffffffffffffffff'])
+      await assert.rejects(
+        runKeyCommand(store, ['revoke', gone]),
+        (err) =>
+          !(err instanceof UsageError) &&
+          err instanceof Error &&
+          err.message === `no live key with id ${gone}`,
+      );
   });
 
   it('refuses a wrong command line with a message saying what to fix', async () => {

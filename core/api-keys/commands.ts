@@ -11,7 +11,9 @@ import type { ApiKey, KeyStore } from './key-store.ts';
  *   list [--company <uuid>]
  *   revoke <id>
  *
- * Returns the lines to print; throws UsageError for a wrong command line.
+ * Returns the lines to print; throws UsageError for a wrong command line
+ * (printed with the usage), and a plain Error for a right one that cannot be
+ * done (one line: `revoke` of an id with no live key).
  */
 export class UsageError extends CommandUsageError {
   constructor(message: string) {
@@ -49,7 +51,8 @@ export async function runKeyCommand(store: KeyStore, argv: readonly string[]): P
     case 'revoke': {
       const id = rest[0];
       if (!id) throw new UsageError('revoke needs the key id (see `list`)');
-      if (!(await store.revoke(id))) throw new UsageError(`no live key with id ${id}`);
+      // The command line was right: the key is unknown or revoked already, so no usage after it.
+      if (!(await store.revoke(id))) throw new Error(`no live key with id ${id}`);
       return [`revoked ${id}: requests with it are refused within seconds`];
     }
     default:
