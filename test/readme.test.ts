@@ -6,8 +6,8 @@
  * block. Each command whose answer the README shows (`# 202 {…}` under it) must
  * answer that status and a body matching it (`…` matches anything).
  *
- * Only the addresses differ from the README: `localhost:3000` and the MongoDB
- * port are replaced by the free ports this platform got.
+ * Only the addresses differ from the README: `localhost:3000` is replaced by
+ * the free port this platform got, and the tour's shell has DEV_MONGO_PORT.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -118,7 +118,11 @@ before(async () => {
   });
   await Promise.race([isReady, exited]);
 
-  bash = spawn('bash', ['--noprofile', '--norc'], { cwd: scratch, env: { ...clean, TERM: 'dumb' } });
+  // The tour's shell knows where the platform's MongoDB is, as a user who moved it exports DEV_MONGO_PORT.
+  bash = spawn('bash', ['--noprofile', '--norc'], {
+    cwd: scratch,
+    env: { ...clean, DEV_MONGO_PORT: String(ports.mongo), TERM: 'dumb' },
+  });
   const lines = createInterface({ input: bash.stdout });
   const queue: string[] = [];
   const waiting: Array<(line: string) => void> = [];
@@ -184,9 +188,10 @@ describe('README tour', () => {
   });
 
   it('runs every block in order as pasted, each command answering what the README shows', async () => {
-    const readme = (await readFile(join(ROOT, 'README.md'), 'utf8'))
-      .replaceAll('localhost:3000', `localhost:${ports.api}`)
-      .replaceAll('127.0.0.1:27017', `127.0.0.1:${ports.mongo}`);
+    const readme = (await readFile(join(ROOT, 'README.md'), 'utf8')).replaceAll(
+      'localhost:3000',
+      `localhost:${ports.api}`,
+    );
     for (const step of tourSteps(readme)) {
       const deadline = Date.now() + (isPoll(step.script) ? 60_000 : 0);
       for (;;) {
