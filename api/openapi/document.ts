@@ -44,6 +44,7 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], options: Docu
       { name: 'email', description: 'Send email and follow what happened to it.' },
       { name: 'workflow', description: 'Start, follow and cancel workflow runs.' },
       { name: 'webhooks', description: 'Endpoints that receive signed events, and their deliveries.' },
+      { name: 'keys', description: "The company's API keys: create, list, revoke (scope `keys:manage`)." },
       { name: 'health', description: 'Probes and this reference.' },
     ],
     security: [{ bearerAuth: [] }],

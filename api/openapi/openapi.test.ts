@@ -92,6 +92,18 @@ describe('the OpenAPI document', () => {
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
   });
 
+  it('declares every tag its operations use, with a description', () => {
+    const declared = new Map(
+      (document as unknown as { tags: Array<{ name: string; description?: string }> }).tags.map((t) => [
+        t.name,
+        t.description,
+      ]),
+    );
+    for (const { path, method, op } of operations())
+      for (const tag of (op as { tags?: string[] }).tags ?? [])
+        assert.ok(declared.get(tag), `${method} ${path}: tag ${tag} is declared`);
+  });
+
   it('has an operation for every /docs#tag/…/operation/… link of the README and docs/', () => {
     const files = ['README.md', ...readdirSync('docs').map((name) => `docs/${name}`)].filter((f) =>
       f.endsWith('.md'),
