@@ -13,6 +13,7 @@ import { startScheduledOutbox, type OutboxHandle } from './routes/email/schedule
 import { answerClientErrors } from './client-errors.ts';
 import { limitConnectionsPerClient } from './connection-limit.ts';
 import { applyServerTimeouts } from './server-timeouts.ts';
+import { gracefulDrain, type GracefulDrain } from './graceful-drain.ts';
 
 /**
  * The gateway process: configuration, MongoDB, a Temporal client, the email
@@ -25,6 +26,7 @@ const logger = createLogger('api', config);
 
 let shuttingDown = false;
 let server: Server | undefined;
+let drainer: GracefulDrain | undefined;
 let metricsServer: Server | undefined;
 let database: Database | undefined;
 let email: EmailService | undefined;
@@ -73,10 +75,16 @@ async function main(): Promise<void> {
   await email.ensureIndexes();
 
   const keys = createKeyStore(database.db, logger);
-  const app = createApp({ config, logger, db: database.db, temporal, email, keys, webhooks });
+  const lifecycle = {
+    get draining() {
+      return drainer?.draining === true;
+    },
+  };
+  const app = createApp({ config, logger, db: database.db, temporal, email, keys, webhooks, lifecycle });
   // Scheduled emails whose run could not be started (Temporal was down) get it here.
   outbox = startScheduledOutbox({ temporal, config, email, logger });
   server = app.listen(config.port);
+  drainer = gracefulDrain(server);
   applyServerTimeouts(server);
   answerClientErrors(server);
   limitConnectionsPerClient(server, {
@@ -134,14 +142,11 @@ async function shutdown(signal: string, log: Logger): Promise<void> {
   if (shuttingDown) return;
   shuttingDown = true;
   log.info(`${signal}: shutting down`);
-  // Stop accepting; let in-flight requests finish, but never wait forever on keep-alive sockets.
-  const force = setTimeout(() => server?.closeAllConnections(), 10_000);
-  force.unref();
-  if (server?.listening) {
-    server.closeIdleConnections();
-    await new Promise<void>((resolve) => server!.close(() => resolve()));
+  // Answer what was taken, requests already written included; cut only what outlives the grace.
+  if (drainer) {
+    const { cut } = await drainer.drain(config.shutdownGraceMs);
+    if (cut > 0) log.warn({ cut, graceMs: config.shutdownGraceMs }, 'connections cut at the shutdown grace');
   }
-  clearTimeout(force);
   metricsServer?.closeAllConnections();
   if (metricsServer?.listening) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
   await outbox?.stop();

@@ -20,6 +20,8 @@ export interface AppDeps {
   keys: KeyStore;
   /** Outbound webhook endpoints and deliveries. */
   webhooks: Webhooks;
+  /** Set while the gateway shuts down (api/graceful-drain.ts): `/ready` answers 503. */
+  lifecycle?: { readonly draining: boolean };
 }
 
 /**

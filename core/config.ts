@@ -81,6 +81,8 @@ export interface Config {
   trustedProxies: string[];
   /** How long a gateway request may wait on the database or Temporal before it is answered 503 (api/request-deadline.ts). */
   requestDeadlineMs: number;
+  /** How long a gateway stopped with SIGTERM lets its requests finish (api/graceful-drain.ts). */
+  shutdownGraceMs: number;
   /** Time a request body has to arrive, plus a second per 500 bytes received (api/middleware/body-stream.ts). */
   bodyReceiveMs: number;
   /** Bytes of key holders' request bodies one gateway holds at once, a company half; callers without credentials an eighth more (api/middleware/body-budget.ts). */
@@ -250,6 +252,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     trustedProxies: trustedProxies(list(e.TRUSTED_PROXIES), fail),
     requestDeadlineMs: e.REQUEST_DEADLINE_SECONDS * 1000,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
     bodyReceiveMs: e.BODY_TIMEOUT_SECONDS * 1000,
     bodyBytesInFlight: e.BODY_BYTES_IN_FLIGHT_MB * 1024 * 1024,
     clickLinkLifetimeMs: e.CLICK_LINK_LIFETIME_DAYS * 86_400_000,

@@ -22,7 +22,7 @@ import { healthRoutes, READY_CHECK_TIMEOUT_MS } from './health.ts';
 
 /** Serves only the health routes, against whatever db and Temporal client the test gives. */
 async function serve(
-  deps: Pick<AppDeps, 'db' | 'temporal' | 'config'>,
+  deps: Pick<AppDeps, 'db' | 'temporal' | 'config' | 'lifecycle'>,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const app = new Koa<AppState>();
   const router = new Router<AppState>();
@@ -80,6 +80,30 @@ describe('health routes', () => {
       await app.close();
       await deadMongo.close();
       await deadTemporal.connection.close();
+    }
+  });
+
+  it('GET /ready is 503 `shutting down` while the gateway drains, whatever its dependencies say', async () => {
+    const lifecycle = { draining: false };
+    const app = await serve({
+      db: database.db,
+      temporal: new Client({ connection, namespace: config.temporal.namespace }),
+      config,
+      lifecycle,
+    });
+    try {
+      assert.equal((await get(`${app.url}/ready`)).status, 200);
+      lifecycle.draining = true;
+      const res = await get(`${app.url}/ready`);
+      assert.equal(res.status, 503);
+      assert.deepEqual(res.body, {
+        success: false,
+        error: 'shutting down',
+        mongodb: { ok: true },
+        temporal: { ok: true },
+      });
+    } finally {
+      await app.close();
     }
   });
 

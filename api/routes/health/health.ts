@@ -36,6 +36,9 @@ export const healthRoute = defineRoute({
  * configured namespace; 503 naming what failed otherwise, so a load balancer
  * (or docker compose) routes traffic only to a gateway that can do its job.
  */
+/** `/ready`'s error while the gateway drains its connections (SIGTERM). */
+export const SHUTTING_DOWN = 'shutting down';
+
 export const readyRoute = defineRoute({
   method: 'get',
   path: '/ready',
@@ -52,7 +55,7 @@ export const readyRoute = defineRoute({
       }),
     },
     503: {
-      description: 'A dependency does not answer.',
+      description: `A dependency does not answer (\`not ready\`), or the gateway is shutting down (\`${SHUTTING_DOWN}\`).`,
       schema: Type.Object({
         success: Type.Literal(false),
         error: Type.String(),
@@ -63,11 +66,13 @@ export const readyRoute = defineRoute({
   },
   async handler(ctx, deps) {
     const { mongodb, temporal } = await checkDependencies(deps);
-    const ready = mongodb.ok && temporal.ok;
+    // A gateway shutting down answers what it took, and takes no more: balancers move on.
+    const draining = deps.lifecycle?.draining === true;
+    const ready = mongodb.ok && temporal.ok && !draining;
     ctx.status = ready ? 200 : 503;
     ctx.body = ready
       ? { success: true, mongodb, temporal }
-      : { success: false, error: 'not ready', mongodb, temporal };
+      : { success: false, error: draining ? SHUTTING_DOWN : 'not ready', mongodb, temporal };
   },
 });
 

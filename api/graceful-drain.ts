@@ -1,0 +1,107 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
+
+/**
+ * How the gateway stops (SIGTERM) without cutting a request a client already
+ * sent. Node's `server.close()` stops listening and at once destroys every
+ * connection with no request in flight, which under load includes
+ * connections whose request the event loop simply has not read yet, and
+ * closing the listening socket resets the connections still queued in the
+ * kernel (their clients had connected and written their request): they all
+ * see a reset, never an answer. Measured under a burst: 30 of 90 requests
+ * on connections open 0.7–0.9 s.
+ *
+ * So, in order:
+ * 1. Draining: every answer from now on carries `Connection: close` (the
+ *    client opens its next connection elsewhere), and `/ready` answers 503,
+ *    so a balancer takes this gateway out.
+ * 2. Accept on until the listening socket has been quiet for
+ *    ACCEPT_QUIET_MS (at most ACCEPT_FOR_MS): the kernel's queue is emptied
+ *    into connections that get answered; then stop listening.
+ * 3. A connection with no request in flight is closed once it has been idle
+ *    for IDLE_GRACE_MS, so a request written just before (on a new
+ *    connection, or the next one on a keep-alive connection) is read and
+ *    answered first; a connection with a request in flight closes after its
+ *    answer.
+ * 4. Whatever is still open at `graceMs` (SHUTDOWN_GRACE_SECONDS) is cut:
+ *    longer than the provider's 30 s timeout by default, so a send waiting
+ *    on the provider is answered, not cut while its request is on the wire.
+ */
+export const ACCEPT_QUIET_MS = 250;
+export const ACCEPT_FOR_MS = 2_000;
+export const IDLE_GRACE_MS = 1_000;
+const CHECK_EVERY_MS = 100;
+
+interface Tracked {
+  /** Answers of this connection not finished yet. */
+  answering: Set<ServerResponse>;
+  /** When it last started or finished a request (or connected). */
+  lastActive: number;
+}
+
+export interface GracefulDrain {
+  /** True once drain() was called. */
+  readonly draining: boolean;
+  /** Runs steps 1–4; resolves when every connection is closed (or cut at `graceMs`). */
+  drain(graceMs: number): Promise<{ cut: number }>;
+}
+
+/** Tracks `server`'s connections from now on (call before it listens). */
+export function gracefulDrain(server: Server): GracefulDrain {
+  const connections = new Map<Socket, Tracked>();
+  let draining = false;
+  let lastConnection = Date.now();
+
+  server.on('connection', (socket: Socket) => {
+    lastConnection = Date.now();
+    connections.set(socket, { answering: new Set(), lastActive: lastConnection });
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const tracked = connections.get(req.socket);
+    if (draining && !res.headersSent) res.setHeader('Connection', 'close');
+    if (!tracked) return;
+    tracked.answering.add(res);
+    tracked.lastActive = Date.now();
+    res.once('close', () => {
+      tracked.answering.delete(res);
+      tracked.lastActive = Date.now();
+    });
+  });
+
+  async function stopAccepting(): Promise<void> {
+    const started = Date.now();
+    while (Date.now() - started < ACCEPT_FOR_MS && Date.now() - lastConnection < ACCEPT_QUIET_MS)
+      await sleep(CHECK_EVERY_MS);
+    if (!server.listening) return;
+    // net.Server's close: stops listening without http.Server's closing of idle connections (step 3 does that).
+    await new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+  }
+
+  return {
+    get draining() {
+      return draining;
+    },
+    async drain(graceMs) {
+      draining = true;
+      const deadline = Date.now() + graceMs;
+      // Answers not written yet close their connection after them.
+      for (const { answering } of connections.values())
+        for (const res of answering) if (!res.headersSent) res.setHeader('Connection', 'close');
+      const closed = stopAccepting();
+      while (Date.now() < deadline) {
+        const now = Date.now();
+        for (const [socket, tracked] of connections)
+          if (tracked.answering.size === 0 && now - tracked.lastActive >= IDLE_GRACE_MS) socket.destroy();
+        if (connections.size === 0 && !server.listening) break;
+        await sleep(CHECK_EVERY_MS);
+      }
+      const cut = connections.size;
+      for (const socket of connections.keys()) socket.destroy();
+      await closed;
+      return { cut };
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
