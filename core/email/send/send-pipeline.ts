@@ -172,8 +172,9 @@ export function createSendPipeline(deps: SendPipelineDeps): Deliver {
       await mark();
       if (!sentAnnounced) announce();
     };
-    // Handing over serialises the message (as long as it is): turns again.
-    await takeTurn();
+    // Handing over serialises the message (as long as it is): turns again, ahead of the
+    // renders of sends not marked yet (the mark-to-request time is the outcome-unknown window).
+    await takeTurn('handover');
     const stopTimer = providerCallDuration.startTimer();
     try {
       const taken = await provider.send({
