@@ -1,4 +1,11 @@
-import { MongoClient, type Db } from 'mongodb';
+import {
+  MongoClient,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+  type Db,
+} from 'mongodb';
 
 export interface Database {
   client: MongoClient;
@@ -29,4 +36,14 @@ export async function connectDatabase(
 /** Cheap liveness probe for /ready. */
 export async function pingDatabase(db: Db): Promise<void> {
   await db.command({ ping: 1 });
+}
+
+/** The database could not be reached (down, unreachable, or its client closed), as opposed to refusing an operation. */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  return (
+    err instanceof MongoServerSelectionError ||
+    err instanceof MongoNetworkError ||
+    err instanceof MongoNotConnectedError ||
+    err instanceof MongoTopologyClosedError
+  );
 }

@@ -3,6 +3,7 @@ import type { Context, Next } from 'koa';
 import { isMailroomError, type ErrorKind } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { HttpError, UNSUPPORTED_MEDIA_TYPE } from '../http-error.ts';
+import { isDatabaseUnreachable } from '../../core/db.ts';
 
 /** Each kind of domain error as an HTTP status. */
 const STATUS_BY_KIND: Record<ErrorKind, number> = {
@@ -28,6 +29,9 @@ export const PROTOTYPE_KEY = 'request body must not contain a __proto__ key.';
 const BOURNE_PROTOTYPE = 'Object contains forbidden prototype property';
 export const BODY_TOO_LARGE = 'request body too large.';
 export const INTERNAL_ERROR = 'internal error';
+/** A request that needed the database while it was down (the same 500 as any failure, with its cause). */
+export const DATABASE_UNAVAILABLE =
+  'database unavailable: the request could not be completed. retry later; a send with an Idempotency-Key is safe to retry with the same key.';
 export const NOT_FOUND = 'not found';
 export const METHOD_NOT_ALLOWED = 'method not allowed';
 
@@ -128,5 +132,6 @@ function describe(err: unknown): { status: number; message: string } {
     };
   if (status === 415) return { status: 415, message: UNSUPPORTED_MEDIA_TYPE };
   if (status >= 400 && status < 500 && e?.expose) return { status, message: String((err as Error).message) };
+  if (isDatabaseUnreachable(err)) return { status: 500, message: DATABASE_UNAVAILABLE };
   return { status: 500, message: INTERNAL_ERROR };
 }

@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { WorkflowDefinition } from '../../core/workflows/definition.ts';
 import {
   BODY_TOO_LARGE,
+  DATABASE_UNAVAILABLE,
   INTERNAL_ERROR,
   MALFORMED_JSON,
   PROTOTYPE_KEY,
@@ -123,8 +124,16 @@ export function responses(
   if (!isPublic) addFailure(401, 'Missing or invalid API key.', [UNAUTHORIZED]);
   // Node's HTTP parser and the server's limits (api/server-timeouts.ts), before any route.
   addFailure(431, 'The request line and headers together exceed 16 KB.', [HEADERS_TOO_LARGE]);
-  if (!all[500]) addFailure(500, 'An unexpected failure (logged).', [INTERNAL_ERROR]);
-  else addFailure(500, 'Or an unexpected failure (logged).', [INTERNAL_ERROR]);
+  if (!all[500])
+    addFailure(500, 'An unexpected failure (logged), or the database unreachable.', [
+      INTERNAL_ERROR,
+      DATABASE_UNAVAILABLE,
+    ]);
+  else
+    addFailure(500, 'Or an unexpected failure (logged), or the database unreachable.', [
+      INTERNAL_ERROR,
+      DATABASE_UNAVAILABLE,
+    ]);
 
   const out: Json = {};
   for (const [status, answer] of Object.entries(all)) {
