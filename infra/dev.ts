@@ -102,28 +102,32 @@ async function main(): Promise<void> {
 
   const binaries = await provision(needs, (line) => say('dev', line));
 
+  const startDevTemporal = (binary: string) =>
+    startTemporal({
+      binary,
+      port: ports.temporal,
+      uiPort: ports.temporalUi,
+      dbFile: join(DATA, 'temporal.db'),
+      logFile: join(DATA, 'logs', 'temporal.log'),
+      // While stopping, servers complain about their clients going away: noise, kept in the log file only.
+      onLine: (line) => stopping || say('temporal', line),
+    });
+  const startDevMongo = (binary: string) =>
+    startMongo({
+      binary,
+      port: ports.mongo,
+      dataDir: join(DATA, 'mongo'),
+      logFile: join(DATA, 'logs', 'mongo.log'),
+      onLine: (line) => stopping || say('mongo', line),
+    });
   const [temporal, mongo] = await Promise.all([
-    binaries.temporal
-      ? startTemporal({
-          binary: binaries.temporal,
-          port: ports.temporal,
-          uiPort: ports.temporalUi,
-          dbFile: join(DATA, 'temporal.db'),
-          logFile: join(DATA, 'logs', 'temporal.log'),
-          // While stopping, servers complain about their clients going away: noise, kept in the log file only.
-          onLine: (line) => stopping || say('temporal', line),
-        })
-      : undefined,
-    binaries.ferretdb
-      ? startMongo({
-          binary: binaries.ferretdb,
-          port: ports.mongo,
-          dataDir: join(DATA, 'mongo'),
-          logFile: join(DATA, 'logs', 'mongo.log'),
-          onLine: (line) => stopping || say('mongo', line),
-        })
-      : undefined,
+    binaries.temporal ? startDevTemporal(binaries.temporal) : undefined,
+    binaries.ferretdb ? startDevMongo(binaries.ferretdb) : undefined,
   ]);
+  // A server that dies (a crash, a kill) comes back on the same port and data, as the apps do.
+  if (temporal && binaries.temporal)
+    keepRunning('temporal', temporal, () => startDevTemporal(binaries.temporal!));
+  if (mongo && binaries.ferretdb) keepRunning('mongo', mongo, () => startDevMongo(binaries.ferretdb!));
   if (temporal) {
     services.push(temporal);
     childEnv['TEMPORAL_ADDRESS'] = temporal.address;
@@ -278,6 +282,35 @@ async function runApp(name: 'worker' | 'api', entry: string, childEnv: NodeJS.Pr
     void runApp(name, entry, childEnv).catch((err: unknown) =>
       say(name, `could not start again: ${String(err)}`),
     );
+  });
+}
+
+/**
+ * Starts a dev server again on the same port and data when it exits while
+ * npm run dev runs: the gateway and the worker reconnect by themselves, and
+ * Temporal's history and FerretDB's records are on disk.
+ */
+function keepRunning(
+  source: 'temporal' | 'mongo',
+  handle: ServiceHandle,
+  start: () => Promise<ServiceHandle>,
+): void {
+  void handle.exited.then(async ({ code, signal }) => {
+    if (stopping) return;
+    say(source, `${handle.name} exited (code ${code}, signal ${signal}); starting it again`);
+    services.splice(services.indexOf(handle), 1);
+    try {
+      const again = await start();
+      if (stopping) return void (await again.stop());
+      services.push(again);
+      say(source, `${again.name} is back on the same port and data`);
+      keepRunning(source, again, start);
+    } catch (err) {
+      say(
+        source,
+        `could not start it again: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+      );
+    }
   });
 }
 

@@ -18,6 +18,8 @@ export interface ServiceHandle {
   logFile: string;
   /** SIGTERM to the process group, SIGKILL after the grace period; resolves once it is gone. */
   stop(): Promise<void>;
+  /** Resolves when the process exits, for whatever reason. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export interface TemporalHandle extends ServiceHandle {
@@ -51,6 +53,7 @@ async function startServer(
     pid: spawned.child.pid!,
     logFile: options.logFile,
     stop: () => spawned.stop(options.graceMs),
+    exited: spawned.exited,
   };
 }
 

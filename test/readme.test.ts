@@ -259,4 +259,41 @@ describe('README tour', () => {
     }
     assert.equal(status, 'completed');
   });
+
+  it('a FerretDB that dies is started again by npm run dev on the same data, and sends go on', async () => {
+    const { stdout } = await promisify(execFile)('pgrep', [
+      '-f',
+      `mailroom-ferretdb.* -data ${join(scratch, '.data', 'mongo')}`,
+    ]).catch(() => ({ stdout: '' }));
+    const pids = stdout.split('\n').filter(Boolean).map(Number);
+    assert.equal(pids.length, 1, `one FerretDB of this platform: ${stdout}`);
+    process.kill(pids[0]!, 'SIGKILL');
+    const deadline = Date.now() + 60_000;
+    while (!/\[mongo\].*is back on the same port and data/.test(devOutput) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    assert.match(devOutput, /\[mongo\].*exited \(code null, signal SIGKILL\); starting it again/);
+    assert.match(devOutput, /\[mongo\].*is back on the same port and data/);
+    const headers = {
+      'content-type': 'application/json',
+      'x-user-id': randomUUID(),
+      'x-company-id': randomUUID(),
+      'x-organization-id': randomUUID(),
+    };
+    let status = 0;
+    while (status !== 200 && Date.now() < deadline) {
+      const res = await fetch(`http://localhost:${ports.api}/api/email/send`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          to: 'after-db@example.com',
+          subject: 'Back',
+          template_id: 'custom',
+          html_body: '<p>x</p>',
+        }),
+      });
+      status = res.status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.equal(status, 200, 'a send after the database came back');
+  });
 });
