@@ -33,11 +33,13 @@ export const IDLE_GRACE_MS = 1_000;
 const CHECK_EVERY_MS = 100;
 
 interface Tracked {
-  /** Answers of this connection not finished yet. */
-  answering: Set<ServerResponse>;
-  /** When it last started or finished a request (or connected). */
+  /** When it connected, or last started or finished a request while draining. */
   lastActive: number;
 }
+
+/** The answer a connection is writing (Node's own field; what graceful-shutdown libraries read too). */
+const answering = (socket: Socket) =>
+  (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
 
 export interface GracefulDrain {
   /** True once drain() was called. */
@@ -46,7 +48,12 @@ export interface GracefulDrain {
   drain(graceMs: number): Promise<{ cut: number }>;
 }
 
-/** Tracks `server`'s connections from now on (call before it listens). */
+/**
+ * Tracks `server`'s connections from now on (call before it listens). Until
+ * drain() nothing is done per request (a connection is counted once, however
+ * many requests it carries): the tracking pixel's answers cost a few tens of
+ * microseconds, and a listener per request would be a visible part of that.
+ */
 export function gracefulDrain(server: Server): GracefulDrain {
   const connections = new Map<Socket, Tracked>();
   let draining = false;
@@ -54,20 +61,18 @@ export function gracefulDrain(server: Server): GracefulDrain {
 
   server.on('connection', (socket: Socket) => {
     lastConnection = Date.now();
-    connections.set(socket, { answering: new Set(), lastActive: lastConnection });
+    connections.set(socket, { lastActive: lastConnection });
     socket.once('close', () => connections.delete(socket));
   });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+
+  /** While draining: every answer closes its connection; a request counts as activity. */
+  function onRequestWhileDraining(req: IncomingMessage, res: ServerResponse): void {
+    if (!res.headersSent) res.setHeader('Connection', 'close');
     const tracked = connections.get(req.socket);
-    if (draining && !res.headersSent) res.setHeader('Connection', 'close');
     if (!tracked) return;
-    tracked.answering.add(res);
     tracked.lastActive = Date.now();
-    res.once('close', () => {
-      tracked.answering.delete(res);
-      tracked.lastActive = Date.now();
-    });
-  });
+    res.once('close', () => (tracked.lastActive = Date.now()));
+  }
 
   async function stopAccepting(): Promise<void> {
     const started = Date.now();
@@ -84,15 +89,21 @@ export function gracefulDrain(server: Server): GracefulDrain {
     },
     async drain(graceMs) {
       draining = true;
-      const deadline = Date.now() + graceMs;
-      // Answers not written yet close their connection after them.
-      for (const { answering } of connections.values())
-        for (const res of answering) if (!res.headersSent) res.setHeader('Connection', 'close');
+      const started = Date.now();
+      const deadline = started + graceMs;
+      server.on('request', onRequestWhileDraining);
+      // Answers not written yet close their connection after them; an idle connection
+      // gets IDLE_GRACE_MS from now for a request its client may just have written.
+      for (const [socket, tracked] of connections) {
+        const res = answering(socket);
+        if (res && !res.headersSent) res.setHeader('Connection', 'close');
+        tracked.lastActive = Math.max(tracked.lastActive, started);
+      }
       const closed = stopAccepting();
       while (Date.now() < deadline) {
         const now = Date.now();
         for (const [socket, tracked] of connections)
-          if (tracked.answering.size === 0 && now - tracked.lastActive >= IDLE_GRACE_MS) socket.destroy();
+          if (!answering(socket) && now - tracked.lastActive >= IDLE_GRACE_MS) socket.destroy();
         if (connections.size === 0 && !server.listening) break;
         await sleep(CHECK_EVERY_MS);
       }
