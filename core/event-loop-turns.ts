@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 
 /**
  * How long CPU work started from one event loop turn may run before it lets
@@ -28,37 +29,36 @@ export async function takeTurn(priority: 'handover' | 'normal' = 'normal'): Prom
   for (;;) {
     const now = performance.now();
     if (turnStarted === undefined) {
+      // A new turn goes to a waiting hand-over first: other pieces look again on the next one.
+      if (priority === 'normal' && handoversWaiting > 0) {
+        await nextLoopTurn();
+        continue;
+      }
       turnStarted = now;
       // Runs once the loop has gone round (after its I/O): a new turn begins.
       setImmediate(() => (turnStarted = undefined));
       return;
     }
     if (now - turnStarted < TURN_MS) return;
-    await nextTurn(priority);
+    if (priority === 'normal') {
+      await nextLoopTurn();
+      continue;
+    }
+    handoversWaiting++;
+    try {
+      await nextLoopTurn();
+    } finally {
+      handoversWaiting--;
+    }
   }
 }
 
 /**
- * Pieces waiting for a later turn, by priority. A send whose record already
- * says it is being handed over (its attempt's mark is written) waits only
- * behind other hand-overs, never behind the rendering of sends that have not
- * started: a process that dies between the mark and the provider call leaves
- * an email whose outcome is unknown, so that time is kept short (measured
- * with a burst of resumed sends: 0.18–0.64 s behind the renders).
+ * Hand-overs waiting for a turn. A send whose record already says it is
+ * being handed over (its attempt's mark is written) takes a new turn before
+ * the renders of sends that have not started: a process that dies between
+ * the mark and the provider call leaves an email whose outcome is unknown,
+ * so that time is kept short (measured with a burst of resumed sends:
+ * 0.18–0.64 s behind the renders).
  */
-const waiting = { handover: [] as Array<() => void>, normal: [] as Array<() => void> };
-let resumeScheduled = false;
-
-function nextTurn(priority: 'handover' | 'normal'): Promise<void> {
-  return new Promise((resolve) => {
-    waiting[priority].push(resolve);
-    if (resumeScheduled) return;
-    resumeScheduled = true;
-    setImmediate(() => {
-      resumeScheduled = false;
-      // Hand-overs first; each resumed piece checks the turn's budget again before its work.
-      const resumed = [...waiting.handover.splice(0), ...waiting.normal.splice(0)];
-      for (const resume of resumed) resume();
-    });
-  });
-}
+let handoversWaiting = 0;
