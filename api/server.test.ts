@@ -13,6 +13,28 @@ import { FakeSendGrid } from '../infra/fake-sendgrid.ts';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
+/** `node api/server.ts` on a free port and a database of its own, api-key mode unless `env` says otherwise. */
+async function startGateway(name: string, env: NodeJS.ProcessEnv) {
+  const port = await freePort();
+  const database = new URL(mongoUri());
+  database.pathname = `/${uniqueName(name)}`;
+  const gateway = spawn(process.execPath, [RUN_TS, 'api/server.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env['PATH'],
+      PORT: String(port),
+      MONGODB_URI: database.toString(),
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      MAILROOM_SECRET: TEST_SECRET,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+  return { gateway, base: `http://127.0.0.1:${port}`, database, exited };
+}
+
 /**
  * The gateway process as an operator starts it: api-key mode and the default
  * settings, no SIGNUP_LINK_ORIGINS. It says at start that anonymous signup
@@ -23,23 +45,7 @@ describe('the gateway process with default settings', () => {
     'says at start that SIGNUP_LINK_ORIGINS is unset, and refuses anonymous signup links',
     { timeout: 60_000 },
     async () => {
-      const port = await freePort();
-      const database = new URL(mongoUri());
-      database.pathname = `/${uniqueName('server')}`;
-      const gateway = spawn(process.execPath, [RUN_TS, 'api/server.ts'], {
-        cwd: ROOT,
-        env: {
-          PATH: process.env['PATH'],
-          PORT: String(port),
-          MONGODB_URI: database.toString(),
-          TEMPORAL_ADDRESS: '127.0.0.1:1',
-          MAILROOM_SECRET: TEST_SECRET,
-          LOG_LEVEL: 'warn',
-        },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      const base = `http://127.0.0.1:${port}`;
-      const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+      const { gateway, base, database, exited } = await startGateway('server', {});
       try {
         const logged: string[] = [];
         createInterface({ input: gateway.stdout }).on('line', (line) => logged.push(line));
@@ -61,7 +67,7 @@ describe('the gateway process with default settings', () => {
             template_id: 'password-reset',
             template_data: {
               ...SAMPLE_DATA['password-reset'],
-              RESET_URL: `http://localhost:${port}/api/email/click/AQ.AA`,
+              RESET_URL: `${base.replace('127.0.0.1', 'localhost')}/api/email/click/AQ.AA`,
             },
           }),
         });
@@ -93,26 +99,11 @@ describe('the gateway process stopped with SIGTERM', () => {
     async () => {
       const fake = await new FakeSendGrid().start();
       fake.delayMs = 12_000;
-      const port = await freePort();
-      const database = new URL(mongoUri());
-      database.pathname = `/${uniqueName('drain')}`;
-      const gateway = spawn(process.execPath, [RUN_TS, 'api/server.ts'], {
-        cwd: ROOT,
-        env: {
-          PATH: process.env['PATH'],
-          PORT: String(port),
-          MONGODB_URI: database.toString(),
-          TEMPORAL_ADDRESS: '127.0.0.1:1',
-          MAILROOM_SECRET: TEST_SECRET,
-          AUTH_MODE: 'trusted-headers',
-          SENDGRID_API_KEY: 'SG.test',
-          SENDGRID_BASE_URL: fake.url,
-          LOG_LEVEL: 'warn',
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
+      const { gateway, base, database, exited } = await startGateway('drain', {
+        AUTH_MODE: 'trusted-headers',
+        SENDGRID_API_KEY: 'SG.test',
+        SENDGRID_BASE_URL: fake.url,
       });
-      const base = `http://127.0.0.1:${port}`;
-      const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
       const client = await MongoClient.connect(database.toString());
       try {
         await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok);
