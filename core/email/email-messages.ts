@@ -98,6 +98,8 @@ export const allRecipientsSuppressed = (
     .map((s) => `${s.email} (${s.reason})`)
     .join(', ')}. nothing was sent.`;
 export const SUPPRESSION_NOT_FOUND = 'suppression not found.';
+/** GET /api/email/suppressions with both page names, naming different pages. */
+export const CONFLICTING_PAGE_FIELDS = 'after and cursor name different pages; give one of them.';
 
 // Idempotency-Key on send and bulk (core/email/request-idempotency.ts).
 export const IDEMPOTENCY_KEY_NEEDS_AUTHENTICATION =

@@ -238,6 +238,8 @@ export const SuppressionListQuerySchema = Type.Object(
     reason: Type.Optional(SuppressionReasonSchema),
     /** The `next` of the previous page. */
     after: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+    /** The same as `after`, under the name the other lists page with (their `nextCursor`). */
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
     limit: Type.Optional(
       Type.Integer({ minimum: 1, maximum: SUPPRESSION_PAGE_MAX, default: SUPPRESSION_PAGE_DEFAULT }),
     ),
@@ -254,6 +256,8 @@ export const SuppressionListResponseSchema = Type.Object({
   data: Type.Array(SuppressionSchema),
   /** Pass as `after` for the next page; null on the last page. */
   next: Type.Union([Type.String(), Type.Null()]),
+  /** The same as `next`, under the name the other lists use: pass it as `cursor`. */
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
 });
 
 // ---------------------------------------------------------------- responses

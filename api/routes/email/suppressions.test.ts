@@ -184,6 +184,28 @@ describe('the suppression list', () => {
       ['b@list.example.com', 'd@list.example.com'],
     );
     assert.equal(bounces.body['next'], null);
+
+    // Paged by the names the other lists use: `nextCursor` passed as `cursor`, the same pages.
+    const byCursor: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page = await app.get(`/api/email/suppressions${query}`, company);
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      assert.equal(page.body['nextCursor'], page.body['next']);
+      byCursor.push(...(page.body['data'] as Array<{ email: string }>).map((d) => d.email));
+      cursor = page.body['nextCursor'] as string | null;
+    } while (cursor);
+    assert.deepEqual(byCursor, addresses);
+    const both = await app.get(
+      '/api/email/suppressions?after=a%40list.example.com&cursor=c%40list.example.com',
+      company,
+    );
+    assert.equal(both.status, 400);
+    assert.deepEqual(both.body, {
+      success: false,
+      error: 'after and cursor name different pages; give one of them.',
+    });
   });
 
   it('answers bad input with 400, and callers without identity with 401', async () => {

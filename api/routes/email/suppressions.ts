@@ -56,7 +56,9 @@ export const listSuppressionsRoute = defineRoute({
   query: SuppressionListQuerySchema,
   responses: {
     200: {
-      description: 'One page; `next` is the `after` of the next page.',
+      description:
+        'One page; `next` is the `after` of the next page, and `nextCursor` the same value as the ' +
+        "other lists' `cursor` (this list takes either name).",
       schema: SuppressionListResponseSchema,
     },
     400: failure('Invalid query.'),

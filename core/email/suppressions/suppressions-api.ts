@@ -1,7 +1,12 @@
 import { MailroomError } from '../../errors.ts';
 import { parse } from '../../validation.ts';
 import { isValidAddress } from '../addresses.ts';
-import { INVALID_EMAIL_ADDRESS, SUPPRESSION_NOT_FOUND, describeBodyProblem } from '../email-messages.ts';
+import {
+  CONFLICTING_PAGE_FIELDS,
+  INVALID_EMAIL_ADDRESS,
+  SUPPRESSION_NOT_FOUND,
+  describeBodyProblem,
+} from '../email-messages.ts';
 import {
   AddSuppressionBodySchema,
   SUPPRESSION_PAGE_DEFAULT,
@@ -54,12 +59,17 @@ export function createSuppressionsApi(list: SuppressionStore): SuppressionsApi {
   return {
     async list(companyId, raw) {
       const query = parse(SuppressionListQuerySchema, raw, describeBodyProblem);
+      // `cursor` is `after` by the name the other lists page with; both must then agree.
+      if (query.after !== undefined && query.cursor !== undefined && query.after !== query.cursor)
+        throw new MailroomError('validation', CONFLICTING_PAGE_FIELDS);
+      const after = query.after ?? query.cursor;
       const page = await list.list(companyId, {
         reason: query.reason,
-        after: query.after === undefined ? undefined : normalizeAddress(query.after),
+        after: after === undefined ? undefined : normalizeAddress(after),
         limit: query.limit ?? SUPPRESSION_PAGE_DEFAULT,
       });
-      return { data: page.data.map(toView), next: page.next ?? null };
+      const next = page.next ?? null;
+      return { data: page.data.map(toView), next, nextCursor: next };
     },
 
     async get(companyId, address) {
