@@ -1,4 +1,5 @@
 import { describe, it } from 'node:test';
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { dirname } from 'node:path';
@@ -9,31 +10,9 @@ import { freePort, RUN_TS } from '../infra/processes.ts';
 import { mongoUri, TEST_SECRET, uniqueName } from '../test/support/env.ts';
 import { until } from '../test/support/until.ts';
 import { SAMPLE_DATA } from '../templates/samples.ts';
-import { FakeSendGrid } from '../infra/fake-sendgrid.ts';
+import { startGatewayProcess } from '../test/support/gateway-process.ts';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
-
-/** `node api/server.ts` on a free port and a database of its own, api-key mode unless `env` says otherwise. */
-async function startGateway(name: string, env: NodeJS.ProcessEnv) {
-  const port = await freePort();
-  const database = new URL(mongoUri());
-  database.pathname = `/${uniqueName(name)}`;
-  const gateway = spawn(process.execPath, [RUN_TS, 'api/server.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env['PATH'],
-      PORT: String(port),
-      MONGODB_URI: database.toString(),
-      TEMPORAL_ADDRESS: '127.0.0.1:1',
-      MAILROOM_SECRET: TEST_SECRET,
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
-  return { gateway, base: `http://127.0.0.1:${port}`, database, exited };
-}
 
 /**
  * The gateway process as an operator starts it: api-key mode and the default
@@ -45,7 +24,23 @@ describe('the gateway process with default settings', () => {
     'says at start that SIGNUP_LINK_ORIGINS is unset, and refuses anonymous signup links',
     { timeout: 60_000 },
     async () => {
-      const { gateway, base, database, exited } = await startGateway('server', {});
+      const port = await freePort();
+      const database = new URL(mongoUri());
+      database.pathname = `/${uniqueName('server')}`;
+      const gateway = spawn(process.execPath, [RUN_TS, 'api/server.ts'], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env['PATH'],
+          PORT: String(port),
+          MONGODB_URI: database.toString(),
+          TEMPORAL_ADDRESS: '127.0.0.1:1',
+          MAILROOM_SECRET: TEST_SECRET,
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const base = `http://127.0.0.1:${port}`;
+      const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
       try {
         const logged: string[] = [];
         createInterface({ input: gateway.stdout }).on('line', (line) => logged.push(line));
@@ -67,7 +62,7 @@ describe('the gateway process with default settings', () => {
             template_id: 'password-reset',
             template_data: {
               ...SAMPLE_DATA['password-reset'],
-              RESET_URL: `${base.replace('127.0.0.1', 'localhost')}/api/email/click/AQ.AA`,
+              RESET_URL: `http://localhost:${port}/api/email/click/AQ.AA`,
             },
           }),
         });
@@ -97,23 +92,17 @@ describe('the gateway process stopped with SIGTERM', () => {
     'answers a send still waiting on the provider 12 s after the signal, and exits 0',
     { timeout: 90_000 },
     async () => {
-      const fake = await new FakeSendGrid().start();
-      fake.delayMs = 12_000;
-      const { gateway, base, database, exited } = await startGateway('drain', {
-        AUTH_MODE: 'trusted-headers',
-        SENDGRID_API_KEY: 'SG.test',
-        SENDGRID_BASE_URL: fake.url,
-      });
-      const client = await MongoClient.connect(database.toString());
+      const gateway = await startGatewayProcess();
       try {
-        await until('the gateway answers /health', async () => (await fetch(`${base}/health`)).ok);
-        const sent = fetch(`${base}/api/email/send`, {
+        gateway.fake.delayMs = 12_000;
+        const sent = fetch(`${gateway.base}/api/email/send`, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
-            'x-company-id': '6f1c2a7e-0a4b-4c43-9a57-2f0a6c1d9b10',
-            'x-organization-id': '0d3f5e8a-4b1c-4f2e-8a6d-7c9b1e2f3a40',
-            'x-user-id': '9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d',
+            authorization: `Bearer ${gateway.key}`,
+            'x-company-id': gateway.company,
+            'x-organization-id': gateway.organization,
+            'x-user-id': randomUUID(),
           },
           body: JSON.stringify({
             to: 'slow@example.com',
@@ -123,22 +112,16 @@ describe('the gateway process stopped with SIGTERM', () => {
           }),
         });
         // Counted on arrival, then held 12 s: the send is waiting on the provider.
-        await fake.waitForRequests(1);
-        gateway.kill('SIGTERM');
+        await gateway.fake.waitForRequests(1);
+        process.kill(gateway.pid, 'SIGTERM');
         const answer = await sent;
         assert.equal(answer.status, 200);
         const body = (await answer.json()) as { email_id: string };
-        assert.equal(await exited, 0);
-        const record = await client
-          .db()
-          .collection('emails')
-          .findOne({ _id: body.email_id as never });
+        assert.equal(await gateway.exitCode, 0);
+        const record = await gateway.db.collection('emails').findOne({ _id: body.email_id as never });
         assert.equal(record?.['status_rank'], 1, 'the record is sent');
       } finally {
-        gateway.kill('SIGKILL');
-        await client.db().dropDatabase();
-        await client.close();
-        await fake.stop();
+        await gateway.stop();
       }
     },
   );

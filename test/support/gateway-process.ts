@@ -3,6 +3,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKeyStore } from '../../core/api-keys/key-store.ts';
+import type { Db } from 'mongodb';
 import { connectDatabase, type Database } from '../../core/db.ts';
 import { SCOPES } from '../../core/identity.ts';
 import { createLogger } from '../../core/logger.ts';
@@ -24,6 +25,12 @@ export interface GatewayProcess {
   key: string;
   /** Why the process ended, if it did. */
   exited(): string | undefined;
+  /** Resolves with the exit code once the process ended (null: ended by a signal). */
+  exitCode: Promise<number | null>;
+  /** The fake SendGrid it sends to (its `delayMs` holds every message). */
+  fake: FakeSendGrid;
+  /** The gateway's database. */
+  db: Db;
   stop(): Promise<void>;
 }
 
@@ -78,7 +85,12 @@ export async function startGatewayProcess(
   let stderr = '';
   let exited: string | undefined;
   server.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  server.once('exit', (code, signal) => (exited = `exited (code ${code}, signal ${signal}): ${stderr}`));
+  const exitCode = new Promise<number | null>((resolve) =>
+    server.once('exit', (code, signal) => {
+      exited = `exited (code ${code}, signal ${signal}): ${stderr}`;
+      resolve(code);
+    }),
+  );
   const base = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (nodeFlags.length && !exited) {
@@ -95,7 +107,19 @@ export async function startGatewayProcess(
       (r) => r.ok,
       () => false,
     );
-    if (up) return { base, pid: server.pid!, company, organization, key, exited: () => exited, stop };
+    if (up)
+      return {
+        base,
+        pid: server.pid!,
+        company,
+        organization,
+        key,
+        exited: () => exited,
+        exitCode,
+        fake,
+        db: database.db,
+        stop,
+      };
     await new Promise((r) => setTimeout(r, 100));
   }
   await stop();
