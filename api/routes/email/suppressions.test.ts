@@ -165,18 +165,23 @@ describe('the suppression list', () => {
     for (const [i, address] of addresses.entries())
       assert.equal((await suppress(address, { reason: i % 2 ? 'bounce' : 'manual' }, company)).status, 201);
 
-    const seen: string[] = [];
-    let after: string | null = null;
-    do {
-      const query: string = `?limit=2${after ? `&after=${encodeURIComponent(after)}` : ''}`;
-      const page = await app.get(`/api/email/suppressions${query}`, company);
-      assert.equal(page.status, 200, JSON.stringify(page.body));
-      const data = page.body['data'] as Array<{ email: string }>;
-      assert.ok(data.length <= 2);
-      seen.push(...data.map((d) => d.email));
-      after = page.body['next'] as string | null;
-    } while (after);
-    assert.deepEqual(seen, addresses);
+    /** Every address, page by page (2 a page): the page's place passed as `param`, read from `field`. */
+    const pageThrough = async (param: 'after' | 'cursor', field: 'next' | 'nextCursor') => {
+      const seen: string[] = [];
+      let at: string | null = null;
+      do {
+        const query: string = `?limit=2${at ? `&${param}=${encodeURIComponent(at)}` : ''}`;
+        const page = await app.get(`/api/email/suppressions${query}`, company);
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        const data = page.body['data'] as Array<{ email: string }>;
+        assert.ok(data.length <= 2);
+        assert.equal(page.body['nextCursor'], page.body['next']);
+        seen.push(...data.map((d) => d.email));
+        at = page.body[field] as string | null;
+      } while (at);
+      return seen;
+    };
+    assert.deepEqual(await pageThrough('after', 'next'), addresses);
 
     const bounces = await app.get('/api/email/suppressions?reason=bounce', company);
     assert.deepEqual(
@@ -186,17 +191,7 @@ describe('the suppression list', () => {
     assert.equal(bounces.body['next'], null);
 
     // Paged by the names the other lists use: `nextCursor` passed as `cursor`, the same pages.
-    const byCursor: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const query: string = `?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-      const page = await app.get(`/api/email/suppressions${query}`, company);
-      assert.equal(page.status, 200, JSON.stringify(page.body));
-      assert.equal(page.body['nextCursor'], page.body['next']);
-      byCursor.push(...(page.body['data'] as Array<{ email: string }>).map((d) => d.email));
-      cursor = page.body['nextCursor'] as string | null;
-    } while (cursor);
-    assert.deepEqual(byCursor, addresses);
+    assert.deepEqual(await pageThrough('cursor', 'nextCursor'), addresses);
     const both = await app.get(
       '/api/email/suppressions?after=a%40list.example.com&cursor=c%40list.example.com',
       company,
