@@ -120,14 +120,14 @@ async function main(): Promise<void> {
       logFile: join(DATA, 'logs', 'mongo.log'),
       onLine: (line) => stopping || say('mongo', line),
     });
+  const { temporal: temporalBinary, ferretdb: ferretdbBinary } = binaries;
   const [temporal, mongo] = await Promise.all([
-    binaries.temporal ? startDevTemporal(binaries.temporal) : undefined,
-    binaries.ferretdb ? startDevMongo(binaries.ferretdb) : undefined,
+    temporalBinary ? startDevTemporal(temporalBinary) : undefined,
+    ferretdbBinary ? startDevMongo(ferretdbBinary) : undefined,
   ]);
   // A server that dies (a crash, a kill) comes back on the same port and data, as the apps do.
-  if (temporal && binaries.temporal)
-    keepRunning('temporal', temporal, () => startDevTemporal(binaries.temporal!));
-  if (mongo && binaries.ferretdb) keepRunning('mongo', mongo, () => startDevMongo(binaries.ferretdb!));
+  if (temporal && temporalBinary) keepRunning('temporal', temporal, () => startDevTemporal(temporalBinary));
+  if (mongo && ferretdbBinary) keepRunning('mongo', mongo, () => startDevMongo(ferretdbBinary));
   if (temporal) {
     services.push(temporal);
     childEnv['TEMPORAL_ADDRESS'] = temporal.address;

@@ -124,16 +124,9 @@ export function responses(
   if (!isPublic) addFailure(401, 'Missing or invalid API key.', [UNAUTHORIZED]);
   // Node's HTTP parser and the server's limits (api/server-timeouts.ts), before any route.
   addFailure(431, 'The request line and headers together exceed 16 KB.', [HEADERS_TOO_LARGE]);
-  if (!all[500])
-    addFailure(500, 'An unexpected failure (logged), or the database unreachable.', [
-      INTERNAL_ERROR,
-      DATABASE_UNAVAILABLE,
-    ]);
-  else
-    addFailure(500, 'Or an unexpected failure (logged), or the database unreachable.', [
-      INTERNAL_ERROR,
-      DATABASE_UNAVAILABLE,
-    ]);
+  // Every route: the route's own 500 (if it declares one), then these.
+  const unexpected = 'an unexpected failure (logged), or the database unreachable.';
+  addFailure(500, all[500] ? `Or ${unexpected}` : `An ${unexpected}`, [INTERNAL_ERROR, DATABASE_UNAVAILABLE]);
 
   const out: Json = {};
   for (const [status, answer] of Object.entries(all)) {
