@@ -45,6 +45,8 @@ describe('graceful drain (SIGTERM)', () => {
     const drain = gracefulDrain(server);
     // Another process connects and writes its request while this one's event loop is busy:
     // the connection waits in the listening socket's queue, the state a burst leaves.
+    // Quiet for longer than ACCEPT_QUIET_MS first: the queue, not a recent connection, must keep it listening.
+    await new Promise((r) => setTimeout(r, ACCEPT_QUIET_MS + 100));
     const written = join(mkdtempSync(join(tmpdir(), 'drain-')), 'written');
     const client = spawn(process.execPath, [
       '-e',

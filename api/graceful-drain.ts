@@ -76,8 +76,10 @@ export function gracefulDrain(server: Server): GracefulDrain {
 
   async function stopAccepting(): Promise<void> {
     const started = Date.now();
-    while (Date.now() - started < ACCEPT_FOR_MS && Date.now() - lastConnection < ACCEPT_QUIET_MS)
-      await sleep(CHECK_EVERY_MS);
+    // Quiet counts from the drain's start at the earliest: connections queued while the loop was
+    // held have not been accepted yet, so an old last connection says nothing about the queue.
+    const quietFor = () => Date.now() - Math.max(lastConnection, started);
+    while (Date.now() - started < ACCEPT_FOR_MS && quietFor() < ACCEPT_QUIET_MS) await sleep(CHECK_EVERY_MS);
     if (!server.listening) return;
     // net.Server's close: stops listening without http.Server's closing of idle connections (step 3 does that).
     await new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
