@@ -69,7 +69,7 @@ export const EnvSchema = Type.Object({
   /** How long the gateway lets one request wait on the database or Temporal before answering 503. */
   REQUEST_DEADLINE_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 90 }),
   BODY_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 20 }),
-  /** How long a gateway stopped with SIGTERM lets its requests finish before cutting them (api/graceful-drain.ts). */
+  /** How long a gateway or worker stopped with SIGTERM lets its requests or steps finish before cutting them (api/graceful-drain.ts, worker/create-worker.ts). */
   SHUTDOWN_GRACE_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 40 }),
   /** MiB of key holders' request bodies one gateway holds at once; one company at most half; callers without credentials an eighth more (api/middleware/body-budget.ts). At least two 45 MB sends. */
   BODY_BYTES_IN_FLIGHT_MB: Type.Integer({ minimum: 90, maximum: 1_000_000, default: 128 }),

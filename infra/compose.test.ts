@@ -24,6 +24,7 @@ interface Service {
   expose?: string[];
   ports?: string[];
   profiles?: string[];
+  stop_grace_period?: string;
   volumes?: Array<string | { source?: string; target?: string }>;
 }
 
@@ -153,6 +154,19 @@ describe('docker-compose.yml', () => {
       targets.sort(),
       [`api:${apiPort}`, `temporal:${temporalPort}`, `worker:${workerPort}`].sort(),
     );
+  });
+
+  it('gives every gateway and worker longer than SHUTDOWN_GRACE_SECONDS to drain before a kill', () => {
+    // Docker kills 10 s after SIGTERM unless told otherwise: a send waiting on the provider (30 s) would be cut.
+    const grace = EnvSchema.properties.SHUTDOWN_GRACE_SECONDS.default;
+    const services = Object.entries(resolved('scale')).filter(([name]) =>
+      /^(api|worker|scale-api-\d+|scale-worker-\d+)$/.test(name),
+    );
+    assert.equal(services.length, 6, services.map(([name]) => name).join(', '));
+    for (const [name, s] of services) {
+      const seconds = /^(\d+)s$/.exec(s.stop_grace_period ?? '')?.[1];
+      assert.ok(Number(seconds) > grace, `${name} stop_grace_period ${s.stop_grace_period} > ${grace}s`);
+    }
   });
 
   it('the scale profile: two gateways behind the proxy, two workers on one queue, a replica set', () => {

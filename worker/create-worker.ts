@@ -26,7 +26,7 @@ export interface CreateWorkerOptions {
 export interface MailroomWorker {
   /** Runs until shut down; if one of the two fails, the other is shut down and the error thrown. */
   run(): Promise<void>;
-  /** Starts the drain of both (in-flight tasks get shutdownGraceTime). */
+  /** Starts the drain of both (in-flight tasks get SHUTDOWN_GRACE_SECONDS). */
   shutdown(): void;
   /** The state of the main worker (workflows and steps). */
   getState(): State;
@@ -67,7 +67,11 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<MailroomW
     maxConcurrentWorkflowTaskExecutions: Math.max(2, config.workerConcurrency),
     maxConcurrentActivityTaskExecutions: config.workerConcurrency,
     maxConcurrentLocalActivityExecutions: config.workerConcurrency,
-    shutdownGraceTime: '10s',
+    // SHUTDOWN_GRACE_SECONDS (40), as the gateway's drain: longer than the
+    // email step's 30 s provider call, so a drain asks no step to cancel while
+    // its send can still be answered. (A send finishes its call either way;
+    // what must wait as long is the kill: compose's stop_grace_period, 45 s.)
+    shutdownGraceTime: config.shutdownGraceMs,
   };
   const main = await Worker.create({ ...options, taskQueue: opts.taskQueue });
   const deliveries = await Worker.create({ ...options, taskQueue: webhookTaskQueue(opts.taskQueue) });

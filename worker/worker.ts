@@ -1,8 +1,9 @@
 /**
  * `npm run start:worker`: the Temporal worker process. Runs the workflows and
  * activities on TEMPORAL_TASK_QUEUE until SIGINT/SIGTERM, then drains:
- * in-flight activities get shutdownGraceTime to finish; whatever does not is
- * retried by Temporal on another worker, with the same idempotency keys.
+ * in-flight activities get SHUTDOWN_GRACE_SECONDS (40, above the provider
+ * call's 30 s) to finish; whatever does not is retried by Temporal on another
+ * worker, with the same idempotency keys.
  */
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';

@@ -73,6 +73,9 @@ export class WorkflowHarness {
         TEMPORAL_NAMESPACE: temporalNamespace(),
         TEMPORAL_TASK_QUEUE: this.taskQueue,
         AUTH_MODE: 'trusted-headers',
+        // In-process workers stop at each file's end: a step a test left at a
+        // held provider is cut after 10 s, not production's 40.
+        SHUTDOWN_GRACE_SECONDS: '10',
         ...env,
       },
     });
