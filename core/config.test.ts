@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from './config.ts';
@@ -48,6 +49,17 @@ describe('configuration of the trust boundary', () => {
     const webhook = fails({ MAILROOM_SECRET: SECRET, SENDGRID_WEBHOOK_PUBLIC_KEY: 'not-a-key' });
     assert.match(webhook, /^invalid configuration: SENDGRID_WEBHOOK_PUBLIC_KEY must be the base64 ECDSA/);
     assert.equal(webhook.split('\n').length, 1);
+    // A well-formed key of another kind (RSA, or EC on another curve) is not SendGrid's either.
+    for (const other of [
+      generateKeyPairSync('rsa', { modulusLength: 2048 }),
+      generateKeyPairSync('ec', { namedCurve: 'secp384r1' }),
+    ]) {
+      const key = other.publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+      assert.match(
+        fails({ MAILROOM_SECRET: SECRET, SENDGRID_WEBHOOK_PUBLIC_KEY: key }),
+        /^invalid configuration: SENDGRID_WEBHOOK_PUBLIC_KEY must be the base64 ECDSA/,
+      );
+    }
   });
 
   it('reads origin lists, proxy lists and the unsigned-webhook switch', () => {

@@ -1,10 +1,10 @@
 import { Value } from '@sinclair/typebox/value';
-import { EventWebhook } from '@sendgrid/eventwebhook';
 import proxyaddr from 'proxy-addr';
 import { firstProblem, httpOrigin, isSenderEntry, normalizeSenderEntry, schemaErrors } from './validation.ts';
 import type { LOG_LEVELS } from './config-env.ts';
 import { EnvSchema, type AuthMode, type Env } from './config-env.ts';
 import { isValidMailbox, parseMailbox, type Address } from './email/addresses.ts';
+import { sendgridVerificationKey } from './email/webhook-key.ts';
 
 export type { AuthMode } from './config-env.ts';
 
@@ -158,7 +158,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     );
   if (e.SENDGRID_WEBHOOK_PUBLIC_KEY !== undefined) {
     try {
-      new EventWebhook().convertPublicKeyToECDSA(e.SENDGRID_WEBHOOK_PUBLIC_KEY);
+      sendgridVerificationKey(e.SENDGRID_WEBHOOK_PUBLIC_KEY);
     } catch {
       throw fail('SENDGRID_WEBHOOK_PUBLIC_KEY', 'must be the base64 ECDSA verification key SendGrid shows');
     }

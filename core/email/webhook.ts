@@ -1,4 +1,4 @@
-import { EventWebhook } from '@sendgrid/eventwebhook';
+import { verify as verifySignature } from 'node:crypto';
 import { MailroomError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { webhookEventType, webhookEvents } from '../metrics.ts';
@@ -9,6 +9,7 @@ import {
   WEBHOOK_TIMESTAMP_OUTSIDE_WINDOW,
 } from './email-messages.ts';
 import { isUuid } from '../identity.ts';
+import { sendgridVerificationKey } from './webhook-key.ts';
 import type { EmailRecord, TrackedEvent } from './records/index.ts';
 import type { RecordStore } from './records/index.ts';
 import { listOwner, normalizeAddress, type SuppressionStore } from './suppressions/index.ts';
@@ -70,8 +71,7 @@ export function createWebhookHandler(deps: {
   allowUnsigned: boolean;
   logger: Logger;
 }) {
-  const verifier = new EventWebhook();
-  const key = deps.publicKey ? verifier.convertPublicKeyToECDSA(deps.publicKey) : undefined;
+  const key = deps.publicKey ? sendgridVerificationKey(deps.publicKey) : undefined;
 
   function verify(rawBody: string, headers: Headers): void {
     if (!key) {
@@ -85,7 +85,15 @@ export function createWebhookHandler(deps: {
     let valid = false;
     if (signature && timestamp) {
       try {
-        valid = verifier.verifySignature(key, rawBody, signature, timestamp);
+        // ECDSA P-256 over SHA-256 of timestamp + body, the signature DER in base64 (SendGrid's
+        // scheme). Node's native verify: ~0.1 ms; @sendgrid/eventwebhook's pure-JavaScript ECDSA
+        // took ~9 ms of the event loop per forged request, a stall anyone could buy.
+        valid = verifySignature(
+          'sha256',
+          Buffer.from(timestamp + rawBody),
+          key,
+          Buffer.from(signature, 'base64'),
+        );
       } catch {
         valid = false; // malformed signature encoding
       }
