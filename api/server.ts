@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import { loadConfigOrExit } from '../core/config.ts';
 import { connectDatabase, type Database } from '../core/db.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
@@ -12,6 +12,7 @@ import { metricsApp, metricsStartupNotice } from './middleware/metrics.ts';
 import { startScheduledOutbox, type OutboxHandle } from './routes/email/scheduled-runs.ts';
 import { answerClientErrors } from './client-errors.ts';
 import { limitConnectionsPerClient } from './connection-limit.ts';
+import { gatewayTemporalConnection } from './temporal-deadlines.ts';
 import { applyServerTimeouts } from './server-timeouts.ts';
 import { gracefulDrain, type GracefulDrain } from './graceful-drain.ts';
 
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
   database = await connectWithRetry();
   logger.info(`connected to MongoDB at ${redact(config.mongodbUri)}`);
 
-  connection = Connection.lazy({ address: config.temporal.address });
+  connection = gatewayTemporalConnection(config.temporal.address);
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
 
   const webhooks = createWebhooks({ db: database.db, config, logger, temporal: () => temporal });

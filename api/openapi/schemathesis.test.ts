@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
+import { gatewayTemporalConnection } from '../temporal-deadlines.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client, Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { SCOPES } from '../../core/identity.ts';
 import { SendEmailReceivedEinInput } from '../../core/workflows/send-email-received-ein.input.ts';
@@ -81,7 +83,7 @@ describe(`schemathesis ${SCHEMATHESIS_VERSION} against /openapi.json`, () => {
         scopes: SCOPES,
       })
     ).plaintext;
-    connection = await Connection.connect({ address: temporalAddress() });
+    connection = gatewayTemporalConnection(temporalAddress());
     const temporal = new Client({ connection, namespace: temporalNamespace() });
     installQuietRuntime();
     const workerConnection = await NativeConnection.connect({ address: temporalAddress() });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { gatewayTemporalConnection } from '../../api/temporal-deadlines.ts';
 import { after, before, beforeEach } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { createApp } from '../../api/app.ts';
 import { startEmailCore, type EmailCore, type EmailCoreOptions } from './email-core.ts';
 import { httpClient, type HttpClient } from './http.ts';
@@ -22,7 +23,7 @@ export type EmailTestApp = EmailCore & HttpClient & { url: string };
 
 export async function startEmailApp(options: EmailCoreOptions = {}): Promise<EmailTestApp> {
   const core = await startEmailCore(options);
-  const temporal = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+  const temporal = new Client({ connection: gatewayTemporalConnection('127.0.0.1:1') });
   core.useTemporal(temporal);
   const server = await serve(createApp({ ...core, db: core.database.db, temporal }));
   return {

@@ -5,10 +5,12 @@
  * core (test/support/email-core.ts), and in-process workers on a task queue of
  * its own.
  */
+import { gatewayTemporalConnection } from '../../api/temporal-deadlines.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../../core/config.ts';
 import { authenticatedAs } from '../../core/identity.ts';
@@ -87,7 +89,8 @@ export class WorkflowHarness {
       keys: this.keys,
       webhooks: this.webhooks,
     } = this.core);
-    this.connection = await Connection.connect({ address: temporalAddress() });
+    // The gateway's own connection (lazy, every RPC under a deadline: api/temporal-deadlines.ts).
+    this.connection = gatewayTemporalConnection(temporalAddress());
     this.temporal = new Client({ connection: this.connection, namespace: temporalNamespace() });
     this.core.useTemporal(this.temporal);
     const app = createApp({ ...this.core, db: this.database.db, temporal: this.temporal });

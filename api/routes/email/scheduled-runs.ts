@@ -1,3 +1,4 @@
+import { withinDeadline } from '../../temporal-deadlines.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Config } from '../../../core/config.ts';
@@ -51,18 +52,20 @@ export async function startScheduledRun(deps: RunStarter, run: ScheduledRun): Pr
   if (run.caller.companyId) attributes.push({ key: COMPANY_ID, value: run.caller.companyId });
   if (run.caller.userId) attributes.push({ key: USER_ID, value: run.caller.userId });
   try {
-    await deps.temporal.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      deps.temporal.workflow.start(SCHEDULED_SEND_WORKFLOW_TYPE, {
-        taskQueue: deps.config.temporal.taskQueue,
-        workflowId: scheduledRunId(run.emailId),
-        args: [input],
-        memo: { [CALLER_MEMO_KEY]: run.caller },
-        typedSearchAttributes: attributes,
-        ...companyPriority(run.caller.companyId),
-        // One run per email, ever: a finished run is not started again.
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      }),
+    await withinDeadline(
+      () =>
+        deps.temporal.workflow.start(SCHEDULED_SEND_WORKFLOW_TYPE, {
+          taskQueue: deps.config.temporal.taskQueue,
+          workflowId: scheduledRunId(run.emailId),
+          args: [input],
+          memo: { [CALLER_MEMO_KEY]: run.caller },
+          typedSearchAttributes: attributes,
+          ...companyPriority(run.caller.companyId),
+          // One run per email, ever: a finished run is not started again.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      START_DEADLINE_MS,
     );
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

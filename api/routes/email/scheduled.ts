@@ -1,3 +1,4 @@
+import { withinDeadline } from '../../temporal-deadlines.ts';
 import { Type } from '@sinclair/typebox';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import {
@@ -111,8 +112,9 @@ export const cancelScheduledRoute = defineRoute({
     // The record decides (the run finds it cancelled when it wakes); ending the
     // run now only spares it the wait. Temporal unreachable: it ends then.
     try {
-      await temporal.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-        temporal.workflow.getHandle(scheduledRunId(emailId)).cancel(),
+      await withinDeadline(
+        () => temporal.workflow.getHandle(scheduledRunId(emailId)).cancel(),
+        START_DEADLINE_MS,
       );
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError))

@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { gatewayTemporalConnection } from '../../temporal-deadlines.ts';
 import assert from 'node:assert/strict';
 import Koa from 'koa';
 import { Router } from '@koa/router';
@@ -54,7 +55,7 @@ describe('health routes', () => {
 
   before(async () => {
     database = await connectDatabase(mongoUri(), uniqueName('health'));
-    connection = await Connection.connect({ address: temporalAddress() });
+    connection = gatewayTemporalConnection(temporalAddress());
   });
 
   after(async () => {
@@ -124,10 +125,10 @@ describe('health routes', () => {
 
   it('GET /ready is 503 naming Temporal when Temporal does not answer, within the check timeout', async () => {
     const closedPort = await freePort();
-    // Like the gateway's own client (lazy, default retries), pointed at a port nobody listens on.
+    // The gateway's own client (lazy, deadlines, default retries), pointed at a port nobody listens on.
     // It is not closed: closing a gRPC channel while the SDK's retry timer is pending raises an
     // uncaught "Channel has been shut down"; the channel holds no socket and ends with the process.
-    const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${closedPort}` }) });
+    const deadTemporal = new Client({ connection: gatewayTemporalConnection(`127.0.0.1:${closedPort}`) });
     const app = await serve({ db: database.db, temporal: deadTemporal, config });
     try {
       const res = await get(`${app.url}/ready`);

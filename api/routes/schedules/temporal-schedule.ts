@@ -19,7 +19,8 @@ import {
 } from '../../../core/workflows/workflow-messages.ts';
 import { HttpError } from '../../http-error.ts';
 import { searchAttributesFor } from '../workflow/trigger.ts';
-import { TEMPORAL_DEADLINE_MS, temporalError } from '../workflow/temporal-errors.ts';
+import { withinDeadline } from '../../temporal-deadlines.ts';
+import { temporalError } from '../workflow/temporal-errors.ts';
 import type { Schedule } from './schedule-schema.ts';
 
 /**
@@ -119,7 +120,7 @@ const GRPC_NOT_FOUND = 5;
 /** A call to Temporal within the gateway's deadline; its failures in the interface's words. */
 export async function withTemporal<T>(temporal: Client, call: () => Promise<T>): Promise<T> {
   try {
-    return await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, call);
+    return await withinDeadline(call);
   } catch (err) {
     if (err instanceof HttpError) throw err;
     const code = (err as { code?: unknown })?.code ?? (err as { cause?: { code?: unknown } })?.cause?.code;

@@ -6,7 +6,8 @@ import { WORKFLOW_ACCESS } from './owner.ts';
 import { runningHistory } from './run-history.ts';
 import { CancelResponseSchema } from './run-schema.ts';
 import { mapStatus } from './run-status.ts';
-import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import { withinDeadline } from '../../temporal-deadlines.ts';
+import { temporalError } from './temporal-errors.ts';
 
 /**
  * DELETE /api/workflow/:workflowName?runId=…: requests cancellation and
@@ -33,15 +34,13 @@ export const cancelRoute = defineRoute({
   async handler(ctx, { temporal }) {
     const { def, runId, handle, desc } = await findRun(ctx, temporal, 'cancel workflow run');
     if (desc.status.name !== 'RUNNING') throw new HttpError(409, RUN_ALREADY_CLOSED);
-    const status = await temporal
-      .withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
-        await handle.cancel();
-        // Pending or running: whether a worker has started it (the history's first events).
-        return mapStatus(desc.status.name, await runningHistory(temporal, desc));
-      })
-      .catch((err: unknown) => {
-        throw temporalError(err, 'cancel workflow run');
-      });
+    const status = await withinDeadline(async () => {
+      await handle.cancel();
+      // Pending or running: whether a worker has started it (the history's first events).
+      return mapStatus(desc.status.name, await runningHistory(temporal, desc));
+    }).catch((err: unknown) => {
+      throw temporalError(err, 'cancel workflow run');
+    });
     ctx.status = 202;
     ctx.body = { success: true, runId, workflowName: def.name, status, cancelRequested: true };
   },

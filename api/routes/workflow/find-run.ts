@@ -13,7 +13,8 @@ import { WORKFLOW_AUTH_FAILURES, reachOf } from './owner.ts';
 import { HttpError } from '../../http-error.ts';
 import { failure, type RouteContext, type RouteSpec } from '../../route.ts';
 import { RunIdQuery, WorkflowNameParams } from './run-schema.ts';
-import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import { withinDeadline } from '../../temporal-deadlines.ts';
+import { temporalError } from './temporal-errors.ts';
 
 type TemporalAction = Parameters<typeof temporalError>[1];
 
@@ -70,7 +71,7 @@ export async function describeRun(
   const handle = temporal.workflow.getHandle(runId);
   let desc: WorkflowExecutionDescription;
   try {
-    desc = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.describe());
+    desc = await withinDeadline(() => handle.describe());
   } catch (err) {
     throw temporalError(err, action);
   }

@@ -7,7 +7,7 @@ import type { temporal } from '@temporalio/proto';
  * status never compares event types with numbers written out by hand.
  */
 export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-export const { EventType } = proto.temporal.api.enums.v1;
+export const { EventType, HistoryEventFilterType } = proto.temporal.api.enums.v1;
 
 /** Whether any of `events` is of `type`. */
 export const hasEvent = (events: readonly HistoryEvent[], type: temporal.api.enums.v1.EventType): boolean =>

@@ -10,7 +10,8 @@ import { viewRun } from './run-status.ts';
 import { decodeCursor, encodeCursor } from './runs-cursor.ts';
 import { companyClause } from './visibility-query.ts';
 import { RUN_STATUSES, RunListResponseSchema, WorkflowNameParams, type RunListItem } from './run-schema.ts';
-import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import { withinDeadline } from '../../temporal-deadlines.ts';
+import { temporalError } from './temporal-errors.ts';
 import { CURSOR_INVALID, workflowNotFound } from '../../../core/workflows/workflow-messages.ts';
 
 /** Runs per page unless `limit` says otherwise (1 to 100: RunListQuery). */
@@ -87,7 +88,7 @@ async function readPage(
   const runs: RunListItem[] = [];
   let token = pageToken;
   for (let read = 0; read < MAX_VISIBILITY_PAGES && runs.length < limit; read++) {
-    const page = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
+    const page = await withinDeadline(async () => {
       const listed = await temporal.workflowService.listWorkflowExecutions({
         namespace: temporal.options.namespace,
         pageSize: limit - runs.length,

@@ -6,7 +6,8 @@ import { runningHistory } from './run-history.ts';
 import { viewRun } from './run-status.ts';
 import { WORKFLOW_ACCESS } from './owner.ts';
 import { RunResponseSchema, RunStatusQuery } from './run-schema.ts';
-import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import { withinDeadline } from '../../temporal-deadlines.ts';
+import { temporalError } from './temporal-errors.ts';
 import { CLIENT_CLOSED_REQUEST, waitFromQuery, waitForClose, waitSlots } from './wait-for-close.ts';
 import { RUN_ID_REQUIRED, RUN_ID_TOO_LONG, WAIT_INVALID } from '../../../core/workflows/workflow-messages.ts';
 
@@ -61,14 +62,12 @@ export const statusRoute = defineRoute({
         ctx.status = CLIENT_CLOSED_REQUEST;
         return;
       }
-      desc = await temporal
-        .withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.describe())
-        .catch((err: unknown) => {
-          throw temporalError(err, 'read workflow run');
-        });
+      desc = await withinDeadline(() => handle.describe()).catch((err: unknown) => {
+        throw temporalError(err, 'read workflow run');
+      });
     }
     try {
-      const view = await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
+      const view = await withinDeadline(async () => {
         // Only a running run needs (a few events of) its history: pending vs running,
         // latest progress (run-history.ts). A closed one is described by its close
         // time and close event (handle.result()).

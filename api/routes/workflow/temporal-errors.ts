@@ -2,17 +2,9 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { failedTo, RUN_NOT_FOUND } from '../../../core/workflows/workflow-messages.ts';
 import { HttpError } from '../../http-error.ts';
 
-/**
- * The deadline the gateway gives each Temporal call before answering 500
- * (instead of hanging the client). The SDK's retry of an unreachable server
- * sleeps past it (up to ~6 s more, its backoff is not cut short), so the 500
- * comes 10 to 16 s after the request.
- */
-export const TEMPORAL_DEADLINE_MS = 10_000;
-
 /** gRPC status NOT_FOUND, e.g. a malformed run id the server cannot find. */
 const GRPC_NOT_FOUND = 5;
-/** gRPC status DEADLINE_EXCEEDED: no answer before {@link TEMPORAL_DEADLINE_MS}. */
+/** gRPC status DEADLINE_EXCEEDED: no answer before the call's deadline (api/temporal-deadlines.ts). */
 const GRPC_DEADLINE_EXCEEDED = 4;
 
 /** The longest 500 message: one line, whatever the cause says. */

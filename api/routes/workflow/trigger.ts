@@ -14,7 +14,8 @@ import { defineRoute, failure } from '../../route.ts';
 import type { AppMiddleware } from '../../types.ts';
 import { WORKFLOW_ACCESS, WORKFLOW_AUTH_FAILURES } from './owner.ts';
 import { TriggerHeaders, TriggerResponseSchema, WorkflowNameParams } from './run-schema.ts';
-import { TEMPORAL_DEADLINE_MS, temporalError } from './temporal-errors.ts';
+import { withinDeadline } from '../../temporal-deadlines.ts';
+import { temporalError } from './temporal-errors.ts';
 import {
   BODY_NOT_OBJECT as WORKFLOW_BODY_NOT_OBJECT,
   conflictingFields,
@@ -148,7 +149,7 @@ export const triggerRoute = defineRoute({
     );
 
     try {
-      await temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
+      await withinDeadline(() =>
         temporal.workflow.start(def.workflowType, {
           taskQueue: config.temporal.taskQueue,
           workflowId,
