@@ -155,6 +155,9 @@ export async function startBenchEnv(log: (line: string) => void, generator: Gene
       LOG_LEVEL: 'info',
     });
     await waitForHttp(gateway, `${gatewayUrl}/health`);
+    // Ready as an orchestrator sees it (compose's healthcheck asks /ready every 10 s): the
+    // gateway measured is in the state production's is, its Temporal client used once.
+    await waitForHttp(gateway, `${gatewayUrl}/ready`);
     await waitForLog(worker, 'worker started');
     log(
       `MongoDB ${mongoUri.replace(/\/\/[^@/]*@/, '//***@')}; Temporal ${temporalAddress}; gateway ${gatewayUrl}`,
