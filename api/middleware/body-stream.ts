@@ -14,6 +14,20 @@ export const REQUEST_ABORTED = 'request aborted.';
 export const BODY_NOT_RECEIVED = 'request body not received in time.';
 
 /**
+ * A compressed body may decode to this many times its compressed bytes, past
+ * its first COMPRESSED_FREE_BYTES. Compression is for bandwidth, and what a
+ * send carries compresses 1.3× (base64 attachments) to about 10× (HTML); a
+ * 64 KB gzip of one repeated escape decoded to 44 MB, which the gateway then
+ * parsed and validated on its event loop for 150–210 ms: a stall bought for
+ * 64 KB. Past this ratio the body is refused while it streams in; the first
+ * 4 MB (≈ 25 ms of parsing) are free, so a newsletter's repetitive HTML
+ * compressed 50× still goes through.
+ */
+export const MAX_COMPRESSION_RATIO = 20;
+export const COMPRESSED_FREE_BYTES = 4 * 1024 * 1024;
+export const COMPRESSION_RATIO_TOO_HIGH = `compressed request body expands more than ${MAX_COMPRESSION_RATIO} times past its first 4 MB. send it uncompressed.`;
+
+/**
  * After the first `receiveMs`, a body must keep arriving at this rate on
  * average: each 500 bytes received buys one more second (Apache's
  * mod_reqtimeout default, `body=20,MinRate=500`).
@@ -56,7 +70,9 @@ const DECODERS: Record<string, Decoder | undefined> = {
  * (415), any coding on a route that takes none (415), a Content-Length
  * over the limit (413), or one the gateway has no room for (429, 503:
  * body-budget.ts). While reading: more bytes than the limit, before or after
- * decoding (413); more than there is room for (429, 503); a shape bound (400); a
+ * decoding (413); a compressed body decoding to more than MAX_COMPRESSION_RATIO
+ * times its bytes past its first 4 MB (413); more than there is room for (429,
+ * 503); a shape bound (400); a
  * coding that does not decode (400); a body that arrives too slowly (408,
  * `receiveMs` and BODY_MIN_BYTES_PER_SECOND: a client that announces a body
  * and sends it a byte at a time, or never, holds its socket no longer than
@@ -84,12 +100,17 @@ export function boundedBody(req: IncomingMessage, bounds: BodyBounds): Readable 
     scanner.write(chunk);
   });
   let out: Readable;
-  let first: Transform;
+  let first: ByteGuard;
   if (decoder) {
     const inflate = decoder();
     // Listening before pipeline() does: the parser sees this error, not zlib's (a 400, not a 500).
     inflate.once('error', () => checked.destroy(new HttpError(400, MALFORMED_COMPRESSED_BODY)));
     first = new ByteGuard(bounds.limit);
+    const compressed = first;
+    checked.expansion = (decoded) =>
+      decoded > COMPRESSED_FREE_BYTES + MAX_COMPRESSION_RATIO * compressed.bytes
+        ? new HttpError(413, COMPRESSION_RATIO_TOO_HIGH)
+        : undefined;
     out = pipeline(first, inflate, checked, () => undefined);
   } else {
     first = checked;
@@ -140,6 +161,13 @@ function requireMinimumRate(req: IncomingMessage, first: Transform, receiveMs: n
 /** Passes bytes through up to `limit` (more → 413), showing each chunk, and the bytes so far, to `inspect` first. */
 class ByteGuard extends Transform {
   private seen = 0;
+  /** A decoded body's check against the compressed bytes behind it: the error to fail with, if any. */
+  expansion?: (seen: number) => HttpError | undefined;
+
+  /** Bytes passed so far. */
+  get bytes(): number {
+    return this.seen;
+  }
 
   constructor(
     private readonly limit: number,
@@ -151,6 +179,8 @@ class ByteGuard extends Transform {
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.seen += chunk.length;
     if (this.seen > this.limit) return done(new HttpError(413, BODY_TOO_LARGE));
+    const expanded = this.expansion?.(this.seen);
+    if (expanded) return done(expanded);
     try {
       this.inspect?.(chunk, this.seen);
     } catch (err) {

@@ -75,6 +75,34 @@ describe('request bodies', () => {
     assert.equal(authenticated.status, 200, JSON.stringify(authenticated.body));
   });
 
+  it('with a key, a compressed body may expand 20 times past its first 4 MB: a 44 MB string from 60 KB is 413', async () => {
+    // One value of 44 MB of escapes (one string: under every shape bound) gzips to about 60 KB;
+    // decoded and parsed it held the event loop 150–210 ms.
+    const escapes = JSON.stringify({ ...invoiceBody(), template_data: { X: '\u00e9'.repeat(7_300_000) } });
+    const bomb = gzipSync(escapes, { level: 9 });
+    assert.ok(bomb.length < 100_000, `${bomb.length} bytes`);
+    const res = await post('/api/email/send', bomb, { ...withKey(), 'content-encoding': 'gzip' });
+    assert.equal(res.status, 413);
+    assert.deepEqual(
+      res.body,
+      refused(
+        'compressed request body expands more than 20 times past its first 4 MB. send it uncompressed.',
+      ),
+    );
+    // Repetitive text compressed far beyond 20× still goes through within the first 4 MB.
+    const html = `<p>${'Your order has shipped. '.repeat(40_000)}</p>`;
+    const custom = JSON.stringify({
+      to: 'a@example.com',
+      subject: 's',
+      template_id: 'custom',
+      html_body: html,
+    });
+    const newsletter = gzipSync(custom);
+    assert.ok(custom.length / newsletter.length > 50, `ratio ${custom.length / newsletter.length}`);
+    const sent = await post('/api/email/send', newsletter, { ...withKey(), 'content-encoding': 'gzip' });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+  });
+
   it('brotli bombs without credentials (101 bytes of 44 million brackets, of 44 million blanks): refused at once', async () => {
     const brackets = brotli(`{"x":${'['.repeat(22_000_000)}${']'.repeat(22_000_000)}}`);
     assert.ok(brackets.length < 200, `${brackets.length} bytes`);

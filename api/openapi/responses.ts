@@ -8,7 +8,9 @@ import {
   PROTOTYPE_KEY,
 } from '../middleware/error-handler.ts';
 import {
+  COMPRESSION_RATIO_TOO_HIGH,
   MALFORMED_COMPRESSED_BODY,
+  MAX_COMPRESSION_RATIO,
   UNCOMPRESSED_ONLY,
   UNSUPPORTED_ENCODING,
 } from '../middleware/body-stream.ts';
@@ -92,7 +94,13 @@ export function responses(
     const anonymous = spec.auth?.anonymous
       ? `; ${ANONYMOUS_BODY_LIMIT.toUpperCase()} without an API key`
       : '';
-    addFailure(413, `Over ${spec.body.limit.toUpperCase()} decoded${anonymous}.`, [BODY_TOO_LARGE]);
+    if (spec.body.signed) addFailure(413, `Over ${spec.body.limit.toUpperCase()}.`, [BODY_TOO_LARGE]);
+    else
+      addFailure(
+        413,
+        `Over ${spec.body.limit.toUpperCase()} decoded${anonymous}, or compressed more than ${MAX_COMPRESSION_RATIO} to 1 past its first 4 MB.`,
+        [BODY_TOO_LARGE, COMPRESSION_RATIO_TOO_HIGH],
+      );
     addFailure(415, 'Not `application/json`, or a content encoding the route does not take.', [
       UNSUPPORTED_MEDIA_TYPE,
       spec.body.signed ? UNCOMPRESSED_ONLY : UNSUPPORTED_ENCODING,
