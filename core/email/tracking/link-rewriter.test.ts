@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TEST_SECRET } from '../../../test/support/env.ts';
-import { CLICK_PATH, createClickTracking } from './click-tracking.ts';
+import { CLICK_PATH, MAX_TRACKED_LINKS, createClickTracking } from './click-tracking.ts';
 import { SLICE, rewriteLinks } from './link-rewriter.ts';
 
 /** Marks each http(s) href it is given, so a test sees exactly what was rewritten. */
@@ -80,6 +80,25 @@ describe('link rewriter', () => {
     );
     assert.ok(once.includes(`${base}${CLICK_PATH}`));
     assert.equal(await tracking.trackLinks(once, '0f8fad5b-d9cb-469f-a165-70867728950e'), once);
+  });
+
+  it('tracks the first MAX_TRACKED_LINKS links of an email and leaves the rest as written', async () => {
+    const base = 'https://mailroom.example';
+    const tracking = createClickTracking({ secret: TEST_SECRET, publicBaseUrl: base });
+    const links = Array.from(
+      { length: MAX_TRACKED_LINKS + 5 },
+      (_, i) => `<a href="https://x.example/${i}">${i}</a>`,
+    );
+    // mailto: links are not tracked and do not count.
+    const html = `<a href="mailto:a@example.com">m</a>${links.join('')}`;
+    const out = await tracking.trackLinks(html, '0f8fad5b-d9cb-469f-a165-70867728950e');
+    assert.equal(out.split(`${base}${CLICK_PATH}`).length - 1, MAX_TRACKED_LINKS);
+    assert.ok(out.startsWith('<a href="mailto:a@example.com">m</a>'));
+    assert.ok(out.endsWith(links.slice(MAX_TRACKED_LINKS).join('')), 'the links past the bound as written');
+    assert.ok(
+      !out.includes(`"https://x.example/${MAX_TRACKED_LINKS - 1}"`),
+      'the last tracked one rewritten',
+    );
   });
 
   it('finds links and characters that straddle two slices', async () => {
