@@ -32,6 +32,8 @@ export const HTML_TOO_COMPLEX = 'html_body is too complex.';
 
 export const attachmentControlCharacters = (index: number) =>
   `attachments[${index}] filename and contentType must not contain control characters.`;
+export const attachmentInvisibleCharacters = (index: number) =>
+  `attachments[${index}] filename must not contain invisible or bidirectional formatting characters.`;
 
 // Unauthenticated sends of the signup templates (core/email/signup-guard.ts).
 export const ONE_RECIPIENT_WITHOUT_AUTHENTICATION = 'unauthenticated sends take exactly one recipient in to.';

@@ -107,6 +107,9 @@ export function normalizeBase64(content: string): string | undefined {
   return Buffer.from(compact, 'base64').toString('base64') === compact ? compact : undefined;
 }
 
+/** Bidirectional marks, embeddings, overrides and isolates; zero-width and invisible characters; BOM. */
+const FILENAME_FORMATTING = /[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
+
 function checkAttachments(attachments: SendBody['attachments']): AttachmentInput[] {
   const list = attachments ?? [];
   if (list.length > MAX_ATTACHMENTS) throw fail(msg.TOO_MANY_ATTACHMENTS);
@@ -115,6 +118,10 @@ function checkAttachments(attachments: SendBody['attachments']): AttachmentInput
     // They become MIME headers at the provider: CR/LF would inject headers.
     if (hasControlCharacters(a.filename ?? '') || hasControlCharacters(a.contentType ?? ''))
       throw fail(msg.attachmentControlCharacters(i));
+    // A mail client shows the name beside an icon chosen by its extension: `invoice\u202efdp.exe`
+    // reads "invoiceexe.pdf". Bidirectional controls and invisible characters have no place in it.
+    if (a.filename !== undefined && FILENAME_FORMATTING.test(a.filename))
+      throw fail(msg.attachmentInvisibleCharacters(i));
     if (a.contentType !== undefined && !isMediaType(a.contentType))
       throw fail(
         msg.invalidField(`attachments[${i}].contentType`, 'must be a media type such as application/pdf'),

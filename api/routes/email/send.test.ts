@@ -399,6 +399,20 @@ describe('POST /api/email/send', () => {
         'attachments[0] filename and contentType must not contain control characters.',
       ],
       [
+        'a right-to-left override in an attachment filename (invoice\u202efdp.exe shows as invoiceexe.pdf)',
+        invoiceBody({
+          attachments: [
+            { filename: 'invoice\u202efdp.exe', contentType: 'application/pdf', content: 'aGk=' },
+          ],
+        }),
+        'attachments[0] filename must not contain invisible or bidirectional formatting characters.',
+      ],
+      [
+        'a zero-width space and an isolate in an attachment filename',
+        invoiceBody({ attachments: [{ filename: 'invoice\u200b.pdf\u2066.exe', content: 'aGk=' }] }),
+        'attachments[0] filename must not contain invisible or bidirectional formatting characters.',
+      ],
+      [
         'NUL in an attachment contentType',
         invoiceBody({
           attachments: [{ filename: 'a.txt', contentType: 'text/plain\u0000', content: 'aGk=' }],
