@@ -13,6 +13,8 @@ import { invoiceBody } from '../../../test/support/sample-emails.ts';
 import { WebhookReceiver } from '../../../test/support/webhook-receiver.ts';
 import { WorkflowHarness } from '../../../test/support/workflow-harness.ts';
 import { EVENT_TYPES } from '../../../core/webhooks/webhook-events.ts';
+import { clickTokens } from '../../../core/email/tracking/click-token.ts';
+import { TEST_SECRET } from '../../../test/support/env.ts';
 
 const h = new WorkflowHarness();
 const receiver = new WebhookReceiver();
@@ -436,6 +438,43 @@ describe('opens and failing endpoints', () => {
         .filter((x) => x.json.data['email_id'] === emailId)
         .map((x) => x.headers['webhook-id']);
       assert.deepEqual([...new Set(ids)], [event.headers['webhook-id']]);
+    } finally {
+      await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
+    }
+  });
+
+  it('a pixel loaded again and again, and a link followed again and again, announce one event a minute each', async () => {
+    const endpoint = await register(['email.opened', 'email.clicked']);
+    try {
+      const emailId = await send(`repeat-${randomUUID()}@example.com`);
+      const record = await h.database.db
+        .collection<{ _id: string; view_key: string }>('emails')
+        .findOne({ _id: emailId });
+      const token = clickTokens(TEST_SECRET).sign(emailId, 'https://acme.example/invoice')!;
+      // Six rounds a flush apart (500 ms): each one a write of its own.
+      for (let round = 0; round < 6; round++) {
+        assert.equal((await fetch(`${h.baseUrl}/api/email/track?view_key=${record!.view_key}`)).status, 200);
+        const click = await fetch(`${h.baseUrl}/api/email/click/${token}`, { redirect: 'manual' });
+        assert.equal(click.status, 302);
+        await new Promise((r) => setTimeout(r, 700));
+      }
+      const types = () =>
+        endpoint
+          .received()
+          .filter((x) => x.json.data['email_id'] === emailId)
+          .map((x) => x.json.type);
+      await receiver.waitFor(() => types().includes('email.opened') && types().includes('email.clicked'));
+      await new Promise((r) => setTimeout(r, 1500));
+      // At least once: a retry may repeat a delivery, never add another event id.
+      const ids = (type: string) =>
+        new Set(
+          endpoint
+            .received()
+            .filter((x) => x.json.data['email_id'] === emailId && x.json.type === type)
+            .map((x) => x.headers['webhook-id']),
+        );
+      assert.equal(ids('email.opened').size, 1, 'one email.opened');
+      assert.equal(ids('email.clicked').size, 1, 'one email.clicked');
     } finally {
       await h.request('DELETE', `/api/webhooks/${endpoint.id}`);
     }

@@ -19,6 +19,7 @@ import {
 } from './lifecycle.ts';
 import { change, eventChanges, suppressedChange } from './lifecycle-changes.ts';
 import { createInFlight } from './in-flight.ts';
+import { repeatAnnouncements } from './repeat-announcements.ts';
 import { createIdBlocks, isBlockEntry } from './id-blocks.ts';
 import { createRecordBatches } from './record-batches.ts';
 
@@ -74,6 +75,8 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
   ) => announce(lifecycle, changes, write, written, early);
   /** Serialises the writes to one email record (see keyed-lock.ts for why). */
   const lock = createKeyedLock();
+  /** Repeated pixel opens and clicks of one email: one announcement a minute (repeat-announcements.ts). */
+  const repeats = repeatAnnouncements();
 
   /** A pending record's read-then-write (see markFailed for why that is safe). */
   async function updateIfPending(emailId: string, update: Partial<EmailRecord>, rank: number) {
@@ -320,21 +323,23 @@ export function createRecordStore(db: Db, lifecycle: LifecycleSink = NO_LIFECYCL
         // A click's email id comes from a signed token: no key to check.
         if (open.emailId !== undefined) {
           updates.push({ emailId: open.emailId, update });
-          changes.push(change(open.clicked ? 'clicked' : 'opened', open.emailId, open.last));
+          const kind = open.clicked ? 'clicked' : 'opened';
+          if (repeats.due(kind, open.emailId)) changes.push(change(kind, open.emailId, open.last));
           continue;
         }
         const emailId = open.viewKey === undefined ? undefined : emailIdOfViewKey(open.viewKey);
         if (emailId === undefined) continue;
         updates.push({ emailId, where: { view_key: open.viewKey }, update });
-        changes.push(change('opened', emailId, open.last, open.viewKey));
+        if (repeats.due('opened', emailId)) changes.push(change('opened', emailId, open.last, open.viewKey));
       }
-      return updates.length === 0
-        ? 0
-        : announced(
-            changes,
-            () => updateEach(updates, false),
-            (matched) => matched > 0,
-          );
+      if (updates.length === 0) return 0;
+      const matched = await announced(
+        changes,
+        () => updateEach(updates, false),
+        (count) => count > 0,
+      );
+      for (const c of changes) repeats.announced(c.kind, c.emailId);
+      return matched;
     },
   };
 
