@@ -42,6 +42,8 @@ export interface BodyBounds {
   maxValues: number;
   /** Items one array may hold. */
   maxItems: number;
+  /** A field's own message for its array past `maxItems`, by key (json-shape.ts). */
+  arrayMessages?: Readonly<Record<string, string>>;
   /** Content-Encoding accepted besides `identity`. */
   compressed: boolean;
   /** Time the body has to arrive, plus a second per BODY_MIN_BYTES_PER_SECOND bytes received. */
@@ -94,7 +96,12 @@ export function boundedBody(req: IncomingMessage, bounds: BodyBounds): Readable 
   const { account } = bounds;
   if (declared > 0) account?.grow(declared);
 
-  const scanner = new JsonShapeScanner(bounds.maxDepth, bounds.maxValues, bounds.maxItems);
+  const scanner = new JsonShapeScanner(
+    bounds.maxDepth,
+    bounds.maxValues,
+    bounds.maxItems,
+    bounds.arrayMessages,
+  );
   const checked = new ByteGuard(bounds.limit, (chunk, seen) => {
     account?.grow(seen);
     scanner.write(chunk);

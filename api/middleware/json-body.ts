@@ -29,6 +29,11 @@ export interface BodyLimits {
    * body inflated.
    */
   signed?: boolean;
+  /**
+   * A field's own message for an array past the parser's item bound
+   * (MAX_JSON_ARRAY_ITEMS), by key: the route's limit in its own words.
+   */
+  arrayMessages?: Readonly<Record<string, string>>;
 }
 
 /** `16kb` → 16384. */
@@ -97,6 +102,7 @@ export function jsonBody(
       maxDepth: MAX_JSON_DEPTH,
       maxValues: body.signed ? Infinity : MAX_JSON_VALUES,
       maxItems: body.signed ? Infinity : MAX_JSON_ARRAY_ITEMS,
+      ...(body.arrayMessages ? { arrayMessages: body.arrayMessages } : {}),
       compressed: !body.signed,
       receiveMs,
       account,

@@ -28,9 +28,10 @@ function scan(
   maxDepth: number,
   maxValues: number,
   maxItems = Infinity,
+  arrayMessages?: Record<string, string>,
 ): string | undefined {
   const bytes = Buffer.from(text);
-  const scanner = new JsonShapeScanner(maxDepth, maxValues, maxItems);
+  const scanner = new JsonShapeScanner(maxDepth, maxValues, maxItems, arrayMessages);
   let at = 0;
   try {
     for (let i = 0; at < bytes.length; i++) {
@@ -91,6 +92,25 @@ describe('JSON shape scanner', () => {
     for (let size = 1; size <= text.length; size++) assert.equal(scan(text, [size], 2, 7), undefined);
     assert.equal(scan(text, [3], 1, 7), jsonTooDeep(1));
     assert.equal(scan(text, [3], 2, 6), jsonTooManyValues(6));
+  });
+
+  it('names an array past the bound by its field when the route has a message for it, however cut', () => {
+    const messages = { emails: 'too many emails.', to: 'too many recipients.' };
+    const generic = jsonArrayTooLong(3);
+    const cases: Array<[string, string | undefined]> = [
+      ['{"emails":[1,2,3]}', undefined],
+      ['{"emails":[1,2,3,4]}', 'too many emails.'],
+      ['{"batchDelay":0, "emails" : [ {}, {}, {}, {} ]}', 'too many emails.'],
+      ['{"emails":[{"to":["a","b","c","d"]}]}', 'too many recipients.'],
+      ['{"emails":[{"to":["a"],"tags":[1,2,3,4]}]}', generic],
+      ['{"tags":[1,2,3,4]}', generic],
+      ['[[1,2,3,4]]', generic],
+      ['{"to\\u0020":[1,2,3,4]}', generic],
+      [`{"${'x'.repeat(40)}":[1,2,3,4]}`, generic],
+    ];
+    for (const [text, expected] of cases)
+      for (const sizes of [[], [1], [2], [3], [7]])
+        assert.equal(scan(text, sizes, 32, 1000, 3, messages), expected, `${text} in chunks of ${sizes}`);
   });
 
   it('stops at the first level past the bound: 22 million `[` cost no more than 33', () => {

@@ -22,6 +22,7 @@ import {
   SUBJECT_TOO_LONG,
   TEMPLATE_NOT_FOUND,
   TOO_MANY_ATTACHMENTS,
+  TOO_MANY_EMAILS,
   TOO_MANY_RECIPIENTS,
   TOO_MANY_SIGNUP_SENDS,
   allRecipientsSuppressed,
@@ -57,6 +58,20 @@ export const SendHeaders = Type.Object({
 });
 
 /**
+ * The interface's limit messages for arrays so long that the parser stops
+ * reading them (past 1,000 items), as for one item past the limit: a bulk of
+ * 1,001 emails says what one of 101 says. (A bulk item's recipients past
+ * that refuse the whole request, in the same words.)
+ */
+const ARRAY_MESSAGES = {
+  emails: TOO_MANY_EMAILS,
+  to: TOO_MANY_RECIPIENTS,
+  cc: TOO_MANY_RECIPIENTS,
+  bcc: TOO_MANY_RECIPIENTS,
+  attachments: TOO_MANY_ATTACHMENTS,
+} as const;
+
+/**
  * What send and bulk declare alike: the `email:send` scope, open to
  * unauthenticated callers for the signup templates (narrowed by the core),
  * a large JSON body of `schema` and an optional Idempotency-Key.
@@ -65,7 +80,7 @@ export const sendRequest = (schema: TSchema) =>
   ({
     tag: 'email',
     auth: { scope: 'email:send', anonymous: true },
-    body: { schema, limit: SEND_BODY_LIMIT },
+    body: { schema, limit: SEND_BODY_LIMIT, arrayMessages: ARRAY_MESSAGES },
     headers: SendHeaders,
     describeProblem: () => IDEMPOTENCY_KEY_INVALID,
   }) as const satisfies Partial<RouteSpec<TObject, TObject, typeof SendHeaders>>;
@@ -85,6 +100,7 @@ export const EMAIL_FIELD_MESSAGES = [
   TOO_MANY_RECIPIENTS,
   ATTACHMENT_TOO_LARGE,
   TOO_MANY_ATTACHMENTS,
+  TOO_MANY_EMAILS,
   SUBJECT_TOO_LONG,
   SUBJECT_LINE_BREAK,
   INVALID_BASE64,
