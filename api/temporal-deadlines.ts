@@ -56,14 +56,14 @@ export interface DeadlineOptions {
 type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
 
 /** The deadline an RPC of `path` (`/package.Service/Method`) is given when its caller set none. */
-export function callDeadlineMs(path: string, options: DeadlineOptions = {}): number {
+function callDeadlineMs(path: string, options: DeadlineOptions = {}): number {
   return path === LONG_POLL_METHOD
     ? (options.longPollMs ?? LONG_POLL_DEADLINE_MS)
     : (options.callMs ?? TEMPORAL_DEADLINE_MS);
 }
 
 /** A gRPC interceptor giving each call without a deadline its method's ({@link callDeadlineMs}). */
-export function deadlineInterceptor(options: DeadlineOptions = {}): Interceptor {
+function deadlineInterceptor(options: DeadlineOptions = {}): Interceptor {
   return (callOptions, nextCall) => {
     const given = callOptions.deadline;
     const unset = given === undefined || given === Infinity;
@@ -105,7 +105,7 @@ type CtorOptions = Parameters<typeof Connection.lazy>[0] & object;
 const callContext = new SyncCallContext() as unknown as AsyncLocalStorage<never>;
 
 /** The SDK's Connection with {@link SyncCallContext} in place of its AsyncLocalStorage. */
-export class GatewayConnection extends Connection {
+class GatewayConnection extends Connection {
   protected static override createCtorOptions(options: CtorOptions) {
     return { ...super.createCtorOptions(options), callContextStorage: callContext };
   }
@@ -130,7 +130,7 @@ export function gatewayTemporalConnection(address: string, options: DeadlineOpti
 }
 
 /** What the SDK's deadline throws, as temporal-errors.ts reads it: gRPC code 4 in the cause chain. */
-export class TemporalDeadlineError extends Error {
+class TemporalDeadlineError extends Error {
   readonly code = 4;
   constructor(ms: number) {
     super(`4 DEADLINE_EXCEEDED: no answer within ${(ms / 1000).toFixed(1)}s`);

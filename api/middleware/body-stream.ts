@@ -15,7 +15,7 @@ export const BODY_NOT_RECEIVED = 'request body not received in time.';
 
 /**
  * A compressed body may decode to this many times its compressed bytes, past
- * its first COMPRESSED_FREE_BYTES. Compression is for bandwidth, and what a
+ * its first COMPRESSED_FREE_MB. Compression is for bandwidth, and what a
  * send carries compresses 1.3× (base64 attachments) to about 10× (HTML); a
  * 64 KB gzip of one repeated escape decoded to 44 MB, which the gateway then
  * parsed and validated on its event loop for 150–210 ms: a stall bought for
@@ -24,8 +24,9 @@ export const BODY_NOT_RECEIVED = 'request body not received in time.';
  * compressed 50× still goes through.
  */
 export const MAX_COMPRESSION_RATIO = 20;
-export const COMPRESSED_FREE_BYTES = 4 * 1024 * 1024;
-export const COMPRESSION_RATIO_TOO_HIGH = `compressed request body expands more than ${MAX_COMPRESSION_RATIO} times past its first 4 MB. send it uncompressed.`;
+export const COMPRESSED_FREE_MB = 4;
+const COMPRESSED_FREE_BYTES = COMPRESSED_FREE_MB * 1024 * 1024;
+export const COMPRESSION_RATIO_TOO_HIGH = `compressed request body expands more than ${MAX_COMPRESSION_RATIO} times past its first ${COMPRESSED_FREE_MB} MB. send it uncompressed.`;
 
 /**
  * After the first `receiveMs`, a body must keep arriving at this rate on
@@ -102,22 +103,21 @@ export function boundedBody(req: IncomingMessage, bounds: BodyBounds): Readable 
     bounds.maxItems,
     bounds.arrayMessages,
   );
+  // A compressed body is counted as it arrives too: before decoding, then after.
+  const compressed = decoder ? new ByteGuard(bounds.limit) : undefined;
   const checked = new ByteGuard(bounds.limit, (chunk, seen) => {
+    if (compressed && seen > COMPRESSED_FREE_BYTES + MAX_COMPRESSION_RATIO * compressed.bytes)
+      throw new HttpError(413, COMPRESSION_RATIO_TOO_HIGH);
     account?.grow(seen);
     scanner.write(chunk);
   });
   let out: Readable;
-  let first: ByteGuard;
-  if (decoder) {
+  let first: Transform;
+  if (decoder && compressed) {
     const inflate = decoder();
     // Listening before pipeline() does: the parser sees this error, not zlib's (a 400, not a 500).
     inflate.once('error', () => checked.destroy(new HttpError(400, MALFORMED_COMPRESSED_BODY)));
-    first = new ByteGuard(bounds.limit);
-    const compressed = first;
-    checked.expansion = (decoded) =>
-      decoded > COMPRESSED_FREE_BYTES + MAX_COMPRESSION_RATIO * compressed.bytes
-        ? new HttpError(413, COMPRESSION_RATIO_TOO_HIGH)
-        : undefined;
+    first = compressed;
     out = pipeline(first, inflate, checked, () => undefined);
   } else {
     first = checked;
@@ -168,8 +168,6 @@ function requireMinimumRate(req: IncomingMessage, first: Transform, receiveMs: n
 /** Passes bytes through up to `limit` (more → 413), showing each chunk, and the bytes so far, to `inspect` first. */
 class ByteGuard extends Transform {
   private seen = 0;
-  /** A decoded body's check against the compressed bytes behind it: the error to fail with, if any. */
-  expansion?: (seen: number) => HttpError | undefined;
 
   /** Bytes passed so far. */
   get bytes(): number {
@@ -186,8 +184,6 @@ class ByteGuard extends Transform {
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.seen += chunk.length;
     if (this.seen > this.limit) return done(new HttpError(413, BODY_TOO_LARGE));
-    const expanded = this.expansion?.(this.seen);
-    if (expanded) return done(expanded);
     try {
       this.inspect?.(chunk, this.seen);
     } catch (err) {

@@ -10,6 +10,7 @@ import {
 import {
   COMPRESSION_RATIO_TOO_HIGH,
   MALFORMED_COMPRESSED_BODY,
+  COMPRESSED_FREE_MB,
   MAX_COMPRESSION_RATIO,
   UNCOMPRESSED_ONLY,
   UNSUPPORTED_ENCODING,
@@ -98,7 +99,7 @@ export function responses(
     else
       addFailure(
         413,
-        `Over ${spec.body.limit.toUpperCase()} decoded${anonymous}, or compressed more than ${MAX_COMPRESSION_RATIO} to 1 past its first 4 MB.`,
+        `Over ${spec.body.limit.toUpperCase()} decoded${anonymous}, or compressed more than ${MAX_COMPRESSION_RATIO} to 1 past its first ${COMPRESSED_FREE_MB} MB.`,
         [BODY_TOO_LARGE, COMPRESSION_RATIO_TOO_HIGH],
       );
     addFailure(415, 'Not `application/json`, or a content encoding the route does not take.', [

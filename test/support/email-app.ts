@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { gatewayTemporalConnection } from '../../api/temporal-deadlines.ts';
 import { after, before, beforeEach } from 'node:test';
 import { Client } from '@temporalio/client';
 import { createApp } from '../../api/app.ts';
+import { gatewayTemporalConnection } from '../../api/temporal-deadlines.ts';
 import { startEmailCore, type EmailCore, type EmailCoreOptions } from './email-core.ts';
 import { httpClient, type HttpClient } from './http.ts';
 import { serve } from './serve.ts';

@@ -5,13 +5,12 @@
  * core (test/support/email-core.ts), and in-process workers on a task queue of
  * its own.
  */
-import { gatewayTemporalConnection } from '../../api/temporal-deadlines.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import type { Connection } from '@temporalio/client';
-import { Client } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { gatewayTemporalConnection } from '../../api/temporal-deadlines.ts';
 import type { Config } from '../../core/config.ts';
 import { authenticatedAs } from '../../core/identity.ts';
 import type { KeyStore } from '../../core/api-keys/key-store.ts';

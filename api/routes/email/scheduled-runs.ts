@@ -1,4 +1,3 @@
-import { withinDeadline } from '../../temporal-deadlines.ts';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Config } from '../../../core/config.ts';
@@ -12,6 +11,7 @@ import {
   scheduledRunId,
   type ScheduledSendInput,
 } from '../../../core/workflows/scheduled-send.ts';
+import { withinDeadline } from '../../temporal-deadlines.ts';
 
 /**
  * Starting scheduled emails' workflow runs (workflows/scheduled-send.ts).

@@ -1,4 +1,3 @@
-import { withinDeadline } from '../../temporal-deadlines.ts';
 import { Type } from '@sinclair/typebox';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import {
@@ -16,6 +15,7 @@ import type { RouteAuth } from '../../middleware/authenticate.ts';
 import { defineRoute, failure, type RouteSpec } from '../../route.ts';
 import { decodeCursor, encodeCursor } from '../workflow/runs-cursor.ts';
 import { START_DEADLINE_MS } from './scheduled-runs.ts';
+import { withinDeadline } from '../../temporal-deadlines.ts';
 
 /**
  * A company's scheduled emails (`send_at` on send and bulk): listed and
